@@ -1,0 +1,79 @@
+"""The `gptoss-local` command line: parse, call one service, print.
+
+Heavy modules (llama_cpp, textual, pynvml, psutil) are imported inside the commands that need them,
+so `gptoss-local --help` costs little more than starting Python.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from gptoss_local import __version__
+
+EFFORTS = ("low", "medium", "high")
+BACKENDS = ("llamacpp", "ollama")
+# Each command's handler as "module:function", imported only when that command runs.
+HANDLERS = {
+    "doctor": "gptoss_local.commands.doctor:run_doctor",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every working command."""
+    parser = argparse.ArgumentParser(
+        prog="gptoss-local",
+        description="Run OpenAI's gpt-oss models privately and offline on your NVIDIA RTX PC.",
+    )
+    parser.add_argument("--version", action="version", version=f"gptoss-local {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    doctor = commands.add_parser(
+        "doctor",
+        help="show the GPUs, memory and engine found, and which model would run and why",
+        description="Show the GPUs, memory, disk and engine found, and the plan: which model, "
+        "where its parts go, how much memory it takes, and why.",
+    )
+    doctor.add_argument(
+        "--json", action="store_true", help="print one JSON document (see docs/doctor-json.md)"
+    )
+    _add_wish_arguments(doctor)
+    return parser
+
+
+def _add_wish_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model", help="20b, 120b or a full model name (default: the planner's choice)"
+    )
+    parser.add_argument(
+        "--context", type=int, help="context length in tokens (default: the largest that fits)"
+    )
+    parser.add_argument("--effort", choices=EFFORTS, help="reasoning effort (default: medium)")
+    parser.add_argument("--backend", choices=BACKENDS, help="engine (default: llamacpp)")
+    parser.add_argument(
+        "--cpu-moe",
+        type=int,
+        metavar="N",
+        help="keep the experts of the first N layers in system RAM",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        build_parser().print_help()
+        return 0
+    from gptoss_local.errors import UserFacingError
+
+    module_name, _, function_name = HANDLERS[args.command].partition(":")
+    handler = getattr(importlib.import_module(module_name), function_name)
+    try:
+        return int(handler(args))
+    except UserFacingError as exc:
+        print(f"gptoss-local: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("gptoss-local: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,110 @@
+"""The settings file: the user's defaults for backend, model, context, effort and download source.
+
+The file is small, flat TOML. It is read when asked for and written atomically (a temporary file in
+the same folder, then a rename), so a crash mid-write never leaves half a settings file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from gptoss_local import paths
+from gptoss_local.tomlread import TOMLDecodeError, load_toml
+
+BACKENDS = ("llamacpp", "ollama")
+EFFORTS = ("low", "medium", "high")
+
+
+class SettingsError(Exception):
+    """The settings file exists but cannot be used; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """User defaults. `model="auto"` and `context=0` leave the choice to the planner."""
+
+    backend: str = "llamacpp"
+    model: str = "auto"
+    context: int = 0
+    effort: str = "medium"
+    source: str = "huggingface"
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first setting with a value gptoss-local cannot use."""
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {self.backend!r}")
+        if self.effort not in EFFORTS:
+            raise ValueError(f"effort must be one of {', '.join(EFFORTS)}, not {self.effort!r}")
+        if not isinstance(self.context, int) or self.context < 0:
+            raise ValueError(
+                f"context must be a whole number ≥ 0 (0 = automatic), not {self.context!r}"
+            )
+        if not self.model or not self.source:
+            raise ValueError("model and source must not be empty")
+
+
+_FIELDS = {field.name: field.type for field in dataclasses.fields(Settings)}
+
+
+def load(path: Path | None = None) -> Settings:
+    """Read the settings file; a missing file gives the defaults.
+
+    Raises:
+        SettingsError: the file is not valid TOML, has an unknown key or a bad value.
+    """
+    path = path or paths.settings_file()
+    try:
+        raw = load_toml(path)
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, TOMLDecodeError) as exc:
+        raise SettingsError(f"cannot read settings file {path}: {exc}. Fix or delete it.") from exc
+    unknown = sorted(set(raw) - set(_FIELDS))
+    if unknown:
+        raise SettingsError(f"{path}: unknown setting(s) {', '.join(unknown)}")
+    defaults = dataclasses.asdict(Settings())
+    for key, value in raw.items():
+        if type(value) is not type(defaults[key]):
+            kind = "whole number" if isinstance(defaults[key], int) else "string"
+            raise SettingsError(f"{path}: setting {key!r} must be a {kind}, not {value!r}")
+    settings = Settings(**raw)
+    try:
+        settings.validate()
+    except ValueError as exc:
+        raise SettingsError(f"{path}: {exc}") from exc
+    return settings
+
+
+def save(settings: Settings, path: Path | None = None) -> Path:
+    """Write the settings atomically and return the file's path."""
+    settings.validate()
+    path = path or paths.settings_file()
+    paths.ensure_dir(path.parent)
+    text = "".join(
+        f"{key} = {_toml_value(value)}\n" for key, value in dataclasses.asdict(settings).items()
+    )
+    handle, tmp_name = tempfile.mkstemp(prefix=".settings-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as tmp:
+            tmp.write(text)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    # A JSON string literal is also a valid TOML basic string (same escapes).
+    return json.dumps(str(value), ensure_ascii=False)

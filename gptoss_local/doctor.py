@@ -1,0 +1,71 @@
+"""`gptoss-local doctor`: what this PC can run, and why, as text or as JSON.
+
+JSON schema (documented in docs/doctor-json.md): top-level keys `gpus`, `ram`, `disk`, `engine`,
+`plan`. Sizes are bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from gptoss_local import catalog as catalog_mod
+from gptoss_local import paths
+from gptoss_local.engine import EngineStatus, cuda_rebuild_hint, engine_status
+from gptoss_local.hardware import Hardware, probe
+from gptoss_local.planner import Plan, Wishes, plan
+
+
+def gather(wishes: Wishes, nvml: Any = None) -> tuple[Hardware, EngineStatus, Plan, list[str]]:
+    """Probe, check the engine and plan; returns them with doctor-level warnings."""
+    hardware = probe(nvml)
+    engine = engine_status()
+    the_plan = plan(hardware, catalog_mod.load(), wishes)
+    return hardware, engine, the_plan, engine_warnings(hardware, engine, wishes.backend)
+
+
+def engine_warnings(hardware: Hardware, engine: EngineStatus, backend: str) -> list[str]:
+    """Loud warnings about the engine: missing, broken, or CPU-only beside an NVIDIA GPU."""
+    if backend != "llamacpp":
+        return []
+    if not engine.installed or engine.error:
+        return [f"{engine.error}. Reinstall gptoss-local, or use --backend ollama."]
+    if hardware.gpus and engine.gpu_offload is False:
+        return [
+            "This llama-cpp-python build is CPU-only, but an NVIDIA GPU is present: models would "
+            "run on the CPU, many times slower.\n" + cuda_rebuild_hint()
+        ]
+    return []
+
+
+def report(hardware: Hardware, engine: EngineStatus, the_plan: Plan, warnings: list[str]) -> dict:
+    """The JSON document."""
+    gpus = [
+        {
+            **asdict(gpu),
+            "driver_version": hardware.driver_version,
+            "cuda_driver_version": hardware.cuda_driver_version,
+        }
+        for gpu in hardware.gpus
+    ]
+    return {
+        "gpus": gpus,
+        "ram": {
+            "total": hardware.ram_total,
+            "available": hardware.ram_available,
+            "cpu_cores": hardware.cpu_cores,
+            "cpu_threads": hardware.cpu_threads,
+        },
+        "disk": {
+            "models_dir": str(paths.models_dir()),
+            "path": hardware.disk_path,
+            "free": hardware.disk_free,
+        },
+        "engine": {
+            "llama_cpp": engine.to_dict(),
+            "nvml": {"available": hardware.nvml_error is None, "error": hardware.nvml_error},
+            "problems": list(hardware.problems),
+            "warnings": warnings,
+        },
+        "plan": the_plan.to_dict(),
+    }

@@ -1,0 +1,89 @@
+"""The human-readable `doctor` report."""
+
+from __future__ import annotations
+
+from gptoss_local import __version__, paths
+from gptoss_local.engine import EngineStatus
+from gptoss_local.hardware import Hardware
+from gptoss_local.plan_text import gib
+from gptoss_local.planner import Plan
+
+_PLACEMENT = {
+    "gpu": "entirely on the GPU",
+    "gpu+ram": "GPU, with the experts of {n} layers in system RAM",
+    "cpu": "CPU only",
+    "none": "nothing fits",
+}
+
+
+def render(
+    hardware: Hardware, engine: EngineStatus, plan: Plan, warnings: list[str], color: bool
+) -> str:
+    """The whole report as text; `color` adds ANSI bold and red for headings and warnings."""
+    bold, red, reset = ("\x1b[1m", "\x1b[1;31m", "\x1b[0m") if color else ("", "", "")
+    lines = [f"{bold}gptoss-local {__version__}{reset}", "", f"{bold}GPUs{reset}"]
+    lines += _gpu_lines(hardware)
+    lines += ["", f"{bold}System{reset}", *_system_lines(hardware)]
+    lines += ["", f"{bold}Engine{reset}", f"  {_engine_line(engine)}"]
+    lines += ["", f"{bold}Plan{reset}", *_plan_lines(plan)]
+    alerts = warnings + list(plan.warnings) + list(hardware.problems)
+    if alerts:
+        lines += ["", f"{red}Warnings{reset}"]
+        for alert in alerts:
+            first, *rest = alert.splitlines()
+            lines.append(f"  {red}!{reset} {first}")
+            lines += [f"    {line}" for line in rest]
+    return "\n".join(lines) + "\n"
+
+
+def _gpu_lines(hardware: Hardware) -> list[str]:
+    if not hardware.gpus:
+        return [f"  none ({hardware.nvml_error or 'NVML reported no devices'})"]
+    driver = ""
+    if hardware.driver_version:
+        driver = f"  driver {hardware.driver_version} (CUDA {hardware.cuda_driver_version or '?'})"
+    lines = []
+    for gpu in hardware.gpus:
+        cc = f"  compute {gpu.compute_capability}" if gpu.compute_capability else ""
+        lines.append(
+            f"  {gpu.index}  {gpu.name}  [{gpu.gpu_class}]  {gib(gpu.free_vram)} free of "
+            f"{gib(gpu.total_vram)}{cc}{driver}"
+        )
+    return lines
+
+
+def _system_lines(hardware: Hardware) -> list[str]:
+    return [
+        f"  RAM   {gib(hardware.ram_available)} available of {gib(hardware.ram_total)}"
+        f"  ·  {hardware.cpu_cores} cores / {hardware.cpu_threads} threads",
+        f"  Disk  {gib(hardware.disk_free)} free at {hardware.disk_path}",
+        f"  Models folder  {paths.models_dir()}",
+    ]
+
+
+def _engine_line(engine: EngineStatus) -> str:
+    if not engine.installed or engine.error:
+        return f"llama-cpp-python: {engine.error}"
+    gpu = "yes" if engine.gpu_offload else "NO (CPU-only build)"
+    backends = ", ".join(engine.backends) or "unknown"
+    return f"llama-cpp-python {engine.version}  ·  GPU offload: {gpu}  ·  backends: {backends}"
+
+
+def _plan_lines(plan: Plan) -> list[str]:
+    where = _PLACEMENT[plan.placement].format(n=plan.cpu_moe_layers)
+    lines = [f"  model      {plan.model or '—'}  (backend {plan.backend})", f"  placement  {where}"]
+    if plan.model:
+        flash = "on" if plan.flash_attn else "off"
+        lines.append(
+            f"  context    {plan.context:,} tokens  ·  KV cache {plan.kv_type}"
+            f"  ·  flash attention {flash}"
+        )
+        vram = f"{gib(plan.est_vram)} VRAM, " if plan.est_vram else ""
+        lines.append(f"  memory     about {vram}{gib(plan.est_ram)} RAM")
+    if plan.speed:
+        lines.append(
+            f"  speed      {plan.speed.low:g}–{plan.speed.high:g} tokens/s ({plan.speed.basis})"
+        )
+    lines.append("  why")
+    lines += [f"    - {reason}" for reason in plan.reasons]
+    return lines

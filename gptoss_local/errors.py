@@ -1,0 +1,13 @@
+"""Errors whose message is meant for the user as it stands: the CLI prints it and exits 2."""
+
+from __future__ import annotations
+
+from gptoss_local.catalog import ManifestError
+from gptoss_local.config import SettingsError
+
+
+class WishError(ValueError):
+    """A command-line choice that cannot be honoured (unknown model, bad context)."""
+
+
+UserFacingError = (ManifestError, SettingsError, WishError)

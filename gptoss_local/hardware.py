@@ -1,0 +1,211 @@
+"""What this PC has: NVIDIA GPUs through NVML, system RAM and cores through psutil, free disk.
+
+`probe()` never raises on a machine without a GPU, a driver or NVML: it returns a `Hardware` with
+no GPUs and `nvml_error` saying why, and the planner then plans for the CPU. The NVML module is
+injectable so tests can describe any card.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gptoss_local import paths
+
+# NVML brand codes (nvmlBrandType_t) that matter for choosing a model.
+_BRAND_NAMES = {
+    1: "Quadro", 2: "Tesla", 3: "NVS", 4: "GRID", 5: "GeForce", 6: "TITAN",
+    12: "Quadro RTX", 13: "NVIDIA RTX", 14: "NVIDIA",
+}  # fmt: skip
+_WORKSTATION_BRANDS = {1, 12, 13}
+_GEFORCE_BRANDS = {5, 6}
+_DATACENTRE_BRANDS = {2, 4}
+_DATACENTRE_NAME = re.compile(r"\b(Tesla|[ABGHL]\d{2,3}S?|GH200|GB200|B\d00|L4)\b")
+_WORKSTATION_NAME = re.compile(r"\b(Quadro|RTX PRO|RTX A\d+|Ada Generation)\b")
+_NVML_CLOCK_MEM = 2
+
+# Why NVML could not start, by NVML error code, in words a user can act on.
+_NVML_REASONS = {
+    12: "no NVIDIA driver is installed: the NVML library was not found",
+    9: "the NVIDIA driver is installed but not loaded",
+    4: "no permission to query the NVIDIA driver",
+    2: "the NVIDIA driver rejected the query",
+    999: "the NVIDIA driver reported an unknown error",
+}
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One NVIDIA GPU as NVML sees it. Memory in bytes."""
+
+    index: int
+    name: str
+    brand: str
+    gpu_class: str  # "geforce", "workstation", "datacenter" or "other"
+    total_vram: int
+    free_vram: int
+    compute_capability: str | None = None
+    memory_bandwidth_gbs: float | None = None
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """The probe's result. Memory and disk in bytes."""
+
+    gpus: tuple[Gpu, ...]
+    ram_total: int
+    ram_available: int
+    cpu_cores: int
+    cpu_threads: int
+    disk_path: str
+    disk_free: int
+    driver_version: str | None = None
+    cuda_driver_version: str | None = None
+    nvml_error: str | None = None
+    problems: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON output."""
+        return asdict(self)
+
+
+def classify(brand_code: int | None, name: str) -> str:
+    """GPU class from NVML's brand code, falling back to the marketing name."""
+    if "GeForce" in name or "TITAN" in name or brand_code in _GEFORCE_BRANDS:
+        return "geforce"
+    if _WORKSTATION_NAME.search(name) or brand_code in _WORKSTATION_BRANDS:
+        return "workstation"
+    if _DATACENTRE_NAME.search(name) or brand_code in _DATACENTRE_BRANDS:
+        return "datacenter"
+    return "other"
+
+
+def load_nvml() -> Any:
+    """Import the NVML bindings (from nvidia-ml-py); ImportError when missing."""
+    import pynvml
+
+    return pynvml
+
+
+def probe(nvml: Any = None, models_path: Path | None = None) -> Hardware:
+    """Look at GPUs, RAM, cores and disk. Never raises for missing GPUs or drivers.
+
+    Args:
+        nvml: an object with pynvml's functions; None loads the real module.
+        models_path: where models live (for free disk); default from `paths`.
+    """
+    gpus, versions, error, problems = _probe_gpus(nvml)
+    ram_total, ram_available, cores, threads = _probe_system()
+    disk_path = paths.existing_ancestor(models_path or paths.models_dir())
+    return Hardware(
+        gpus=tuple(gpus),
+        ram_total=ram_total,
+        ram_available=ram_available,
+        cpu_cores=cores,
+        cpu_threads=threads,
+        disk_path=str(disk_path),
+        disk_free=shutil.disk_usage(disk_path).free,
+        driver_version=versions[0],
+        cuda_driver_version=versions[1],
+        nvml_error=error,
+        problems=tuple(problems),
+    )
+
+
+def _probe_system() -> tuple[int, int, int, int]:
+    import psutil
+
+    memory = psutil.virtual_memory()
+    threads = psutil.cpu_count(logical=True) or 1
+    cores = psutil.cpu_count(logical=False) or threads
+    return memory.total, memory.available, cores, threads
+
+
+def _probe_gpus(
+    nvml: Any,
+) -> tuple[list[Gpu], tuple[str | None, str | None], str | None, list[str]]:
+    no_versions: tuple[str | None, str | None] = (None, None)
+    try:
+        nvml = nvml if nvml is not None else load_nvml()
+    except ImportError:
+        return [], no_versions, "the NVML bindings (nvidia-ml-py) are not installed", []
+    try:
+        nvml.nvmlInit()
+    except Exception as exc:  # NVMLError subclasses, OSError from a broken driver library
+        return [], no_versions, _nvml_reason(exc), []
+    try:
+        versions = (_driver_version(nvml), _cuda_version(nvml))
+        count = nvml.nvmlDeviceGetCount()
+        gpus: list[Gpu] = []
+        problems: list[str] = []
+        for index in range(count):
+            try:
+                gpus.append(_probe_gpu(nvml, index))
+            except Exception as exc:
+                problems.append(
+                    f"GPU {index} could not be read and is left out: {_nvml_reason(exc)}"
+                )
+        return gpus, versions, None, problems
+    except Exception as exc:
+        return [], no_versions, _nvml_reason(exc), []
+    finally:
+        _quietly(nvml.nvmlShutdown)
+
+
+def _probe_gpu(nvml: Any, index: int) -> Gpu:
+    handle = nvml.nvmlDeviceGetHandleByIndex(index)
+    name = _text(nvml.nvmlDeviceGetName(handle))
+    memory = nvml.nvmlDeviceGetMemoryInfo(handle)
+    brand_code = _quietly(nvml.nvmlDeviceGetBrand, handle)
+    capability = _quietly(nvml.nvmlDeviceGetCudaComputeCapability, handle)
+    return Gpu(
+        index=index,
+        name=name,
+        brand=_BRAND_NAMES.get(brand_code, "unknown") if brand_code is not None else "unknown",
+        gpu_class=classify(brand_code, name),
+        total_vram=int(memory.total),
+        free_vram=int(memory.free),
+        compute_capability=f"{capability[0]}.{capability[1]}" if capability else None,
+        memory_bandwidth_gbs=_bandwidth(nvml, handle),
+    )
+
+
+def _bandwidth(nvml: Any, handle: Any) -> float | None:
+    """Peak memory bandwidth: bus width × memory clock × 2 (double data rate), in GB/s."""
+    width = _quietly(nvml.nvmlDeviceGetMemoryBusWidth, handle)
+    clock_mhz = _quietly(nvml.nvmlDeviceGetMaxClockInfo, handle, _NVML_CLOCK_MEM)
+    if not width or not clock_mhz:
+        return None
+    return round(width / 8 * clock_mhz * 2 / 1000, 1)
+
+
+def _driver_version(nvml: Any) -> str | None:
+    version = _quietly(nvml.nvmlSystemGetDriverVersion)
+    return _text(version) if version else None
+
+
+def _cuda_version(nvml: Any) -> str | None:
+    version = _quietly(nvml.nvmlSystemGetCudaDriverVersion)
+    return f"{version // 1000}.{version % 1000 // 10}" if isinstance(version, int) else None
+
+
+def _nvml_reason(exc: Exception) -> str:
+    code = getattr(exc, "value", None)
+    if code in _NVML_REASONS:
+        return _NVML_REASONS[code]
+    return f"NVML failed: {exc or type(exc).__name__}"
+
+
+def _quietly(function: Any, *args: Any) -> Any:
+    """Call an optional NVML query; None when the card or driver does not support it."""
+    try:
+        return function(*args)
+    except Exception:
+        return None
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)

@@ -1,0 +1,252 @@
+"""The fit planner: hardware + catalog + wishes → a `Plan` saying what to run, where, and why.
+
+Policy, in order: a workstation or data-centre card with the memory for gpt-oss-120b fully on
+the GPU gets 120b; otherwise gpt-oss-20b, fully on the GPU at the largest context that fits, else
+with the experts of some layers kept in system RAM, else on the CPU. An explicit choice of the
+user always wins, with a warning when it will not fit. Budgets are free VRAM (not total) less a
+margin, and available RAM less a reserve for the rest of the system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from gptoss_local import memory
+from gptoss_local.catalog import Catalog, ModelSpec
+from gptoss_local.hardware import Gpu, Hardware
+from gptoss_local.memory import GIB, MIB, Estimate, Placement
+from gptoss_local.plan_text import describe_choice, effort_warnings, gib
+from gptoss_local.speed import SpeedRange, decode_speed
+
+CONTEXT_LADDER = (131_072, 98_304, 65_536, 49_152, 32_768, 24_576, 16_384)
+DEFAULT_CONTEXT_FLOOR = 16_384  # below this, medium/high reasoning runs out of room
+MIN_CONTEXT = 2_048
+MIN_USEFUL_GPU_BYTES = 2 * GIB  # a card with less free than this cannot hold even the attention
+BIG_MODEL_CLASSES = ("workstation", "datacenter")
+
+
+@dataclass(frozen=True)
+class Wishes:
+    """What the user asked for; None leaves the choice to the planner."""
+
+    model: str | None = None
+    context: int | None = None
+    effort: str = "medium"
+    backend: str = "llamacpp"
+    cpu_moe_layers: int | None = None
+    kv_type: str = "f16"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to load and how. Memory in bytes; `vram_budget` is what the plan may use."""
+
+    model: str | None
+    backend: str
+    placement: str  # "gpu", "gpu+ram" (experts in RAM), "cpu", or "none" (nothing fits)
+    gpu_indices: tuple[int, ...]
+    gpu_layers: int  # -1: every layer on the GPU(s); 0: none
+    cpu_moe_layers: int
+    context: int
+    kv_type: str
+    flash_attn: bool
+    n_batch: int
+    n_ubatch: int
+    est_vram: int
+    est_ram: int
+    vram_budget: int
+    ram_budget: int
+    speed: SpeedRange | None
+    fits: bool
+    reasons: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON output."""
+        return asdict(self)
+
+
+def vram_margin(gpu: Gpu) -> int:
+    """VRAM left unplanned on each card: the desktop and other programs move around."""
+    return max(512 * MIB, int(gpu.total_vram * 0.04))
+
+
+def ram_reserve(hardware: Hardware) -> int:
+    """RAM left to the operating system and other programs."""
+    return max(int(1.5 * GIB), int(hardware.ram_total * 0.08))
+
+
+def plan(hardware: Hardware, catalog: Catalog, wishes: Wishes | None = None) -> Plan:
+    """Choose model and placement. Raises KeyError only for an unknown model name."""
+    wishes = wishes or Wishes()
+    gpus, notes = _usable_gpus(hardware)
+    vram_budget = sum(g.free_vram - vram_margin(g) for g in gpus)
+    ram_budget = max(hardware.ram_available - ram_reserve(hardware), 0)
+    explicit = bool(wishes.model) and wishes.model != "auto"
+    if wishes.model and explicit:
+        spec = catalog.model(wishes.model)
+    else:
+        spec = _default_model(catalog, gpus, vram_budget, wishes)
+    chosen = _place(spec, len(gpus), vram_budget, ram_budget, wishes)
+    fits = chosen is not None
+    if chosen is None:
+        chosen = _closest(spec, len(gpus), wishes)
+    placement, est = chosen
+    used = gpus if placement.gpu_count else ()
+    base = Plan(
+        model=spec.name if fits or explicit else None,
+        backend=wishes.backend,
+        placement=_placement_name(placement, fits or explicit),
+        gpu_indices=tuple(g.index for g in used),
+        gpu_layers=-1 if used else 0,
+        cpu_moe_layers=placement.cpu_moe_layers if used else 0,
+        context=placement.context,
+        kv_type=placement.kv_type,
+        flash_attn=bool(used),
+        n_batch=2048,
+        n_ubatch=placement.n_ubatch,
+        est_vram=est.vram,
+        est_ram=est.ram,
+        vram_budget=vram_budget,
+        ram_budget=ram_budget,
+        speed=decode_speed(spec, catalog, tuple(used), placement.cpu_moe_layers) if fits else None,
+        fits=fits,
+        reasons=(),
+        warnings=(),
+    )
+    alternative = _bigger_alternative(catalog, spec, len(gpus), vram_budget, ram_budget, explicit)
+    why_model = _why_model(spec, catalog, explicit)
+    reasons, warnings = describe_choice(base, spec, hardware, gpus, notes, why_model, alternative)
+    warnings += effort_warnings(wishes.effort, base.context)
+    warnings += _backend_warnings(base)
+    warnings += _disk_warnings(spec, hardware)
+    return replace(base, reasons=tuple(reasons), warnings=tuple(warnings))
+
+
+def _why_model(spec: ModelSpec, catalog: Catalog, explicit: bool) -> str:
+    if explicit:
+        return f"{spec.name} was asked for."
+    if spec.total_bytes > min(m.total_bytes for m in catalog.models):
+        return f"{spec.name} fits entirely on this workstation-class GPU memory, so it is chosen."
+    return f"{spec.name} is the model for this machine."
+
+
+def _usable_gpus(hardware: Hardware) -> tuple[tuple[Gpu, ...], list[str]]:
+    usable, notes = [], []
+    for gpu in hardware.gpus:
+        if gpu.free_vram - vram_margin(gpu) < MIN_USEFUL_GPU_BYTES:
+            notes.append(
+                f"GPU {gpu.index} ({gpu.name}) has only {gib(gpu.free_vram)} free and is left out."
+            )
+        else:
+            usable.append(gpu)
+    return tuple(usable), notes
+
+
+def _default_model(
+    catalog: Catalog, gpus: tuple[Gpu, ...], vram_budget: int, wishes: Wishes
+) -> ModelSpec:
+    """The smallest model, or the largest one that fits entirely on a workstation-class GPU."""
+    by_size = sorted(catalog.models, key=lambda m: m.total_bytes)
+    if any(g.gpu_class in BIG_MODEL_CLASSES for g in gpus):
+        for spec in reversed(by_size[1:]):
+            full = replace(wishes, cpu_moe_layers=0)
+            if _place(spec, len(gpus), vram_budget, None, full, floor_only=True) is not None:
+                return spec
+    return by_size[0]
+
+
+def _contexts(spec: ModelSpec, wishes: Wishes) -> tuple[int, ...]:
+    if wishes.context:
+        return (max(min(wishes.context, spec.shape.context_max), MIN_CONTEXT),)
+    return tuple(c for c in CONTEXT_LADDER if c <= spec.shape.context_max)
+
+
+def _place(
+    spec: ModelSpec,
+    gpu_count: int,
+    vram_budget: int,
+    ram_budget: int | None,
+    wishes: Wishes,
+    floor_only: bool = False,
+) -> tuple[Placement, Estimate] | None:
+    """The best placement that fits both budgets (RAM unchecked when `ram_budget` is None).
+
+    Preference: everything on the GPU at the largest context; then the fewest layers' experts in
+    RAM at the wished or floor context; then the CPU alone.
+    """
+    contexts = _contexts(spec, wishes)[-1:] if floor_only else _contexts(spec, wishes)
+    small_context = contexts[0] if wishes.context else DEFAULT_CONTEXT_FLOOR
+
+    def fits(gpus: int, layers: int, context: int) -> tuple[Placement, Estimate] | None:
+        placement = Placement(gpus, layers, context, wishes.kv_type)
+        est = memory.estimate(spec, placement)
+        ok = est.vram <= vram_budget and (ram_budget is None or est.ram <= ram_budget)
+        return (placement, est) if ok else None
+
+    if gpu_count and wishes.cpu_moe_layers is not None:
+        return next(
+            filter(None, (fits(gpu_count, wishes.cpu_moe_layers, c) for c in contexts)), None
+        )
+    if gpu_count:
+        candidates = [(0, c) for c in contexts]
+        candidates += [(n, small_context) for n in range(1, spec.shape.layers + 1)]
+        hit = next(filter(None, (fits(gpu_count, n, c) for n, c in candidates)), None)
+        if hit:
+            return hit
+    return fits(0, 0, small_context)
+
+
+def _closest(spec: ModelSpec, gpu_count: int, wishes: Wishes) -> tuple[Placement, Estimate]:
+    """The least demanding placement, to say how far off a plan that does not fit is."""
+    context = _contexts(spec, wishes)[0] if wishes.context else DEFAULT_CONTEXT_FLOOR
+    layers = spec.shape.layers if wishes.cpu_moe_layers is None else wishes.cpu_moe_layers
+    placement = Placement(gpu_count, layers if gpu_count else 0, context, wishes.kv_type)
+    return placement, memory.estimate(spec, placement)
+
+
+def _placement_name(placement: Placement, has_model: bool) -> str:
+    if not has_model:
+        return "none"
+    if placement.gpu_count == 0:
+        return "cpu"
+    return "gpu+ram" if placement.cpu_moe_layers else "gpu"
+
+
+def _bigger_alternative(
+    catalog: Catalog,
+    spec: ModelSpec,
+    gpu_count: int,
+    vram_budget: int,
+    ram_budget: int,
+    explicit: bool,
+) -> tuple[ModelSpec, Placement] | None:
+    """A larger model that would also run here (with experts in RAM), worth a mention."""
+    if explicit:
+        return None
+    for other in sorted(catalog.models, key=lambda m: m.total_bytes, reverse=True):
+        if other.total_bytes <= spec.total_bytes:
+            break
+        hit = _place(other, gpu_count, vram_budget, ram_budget, Wishes())
+        if hit and hit[0].gpu_count:
+            return other, hit[0]
+    return None
+
+
+def _backend_warnings(plan: Plan) -> list[str]:
+    if plan.backend == "ollama" and plan.cpu_moe_layers:
+        return [
+            "Ollama cannot keep only the experts in system RAM: it moves whole layers to the CPU, "
+            "which is slower. The llama.cpp backend (--backend llamacpp) follows this plan exactly."
+        ]
+    return []
+
+
+def _disk_warnings(spec: ModelSpec, hardware: Hardware) -> list[str]:
+    if spec.total_bytes + GIB <= hardware.disk_free:
+        return []
+    return [
+        f"Downloading {spec.name} needs {gib(spec.total_bytes)} of disk; only "
+        f"{gib(hardware.disk_free)} is free at {hardware.disk_path}."
+    ]

@@ -1,0 +1,20 @@
+"""Shared fixtures: every test gets its own gptoss-local home and the shipped manifest."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point GPTOSS_LOCAL_HOME at a fresh folder and drop variables that would steer tests."""
+    home = tmp_path / "gptoss-home"
+    monkeypatch.setenv("GPTOSS_LOCAL_HOME", str(home))
+    for name in ("GPTOSS_LOCAL_MANIFEST", "HF_ENDPOINT", "GPTOSS_LOCAL_OFFLINE", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    return home
