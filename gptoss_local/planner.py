@@ -129,7 +129,13 @@ def _why_model(spec: ModelSpec, catalog: Catalog, explicit: bool) -> str:
         return f"{spec.name} was asked for."
     if spec.total_bytes > min(m.total_bytes for m in catalog.models):
         return f"{spec.name} fits entirely on this workstation-class GPU memory, so it is chosen."
-    return f"{spec.name} is the model for this machine."
+    bigger = [m.name for m in catalog.models if m.total_bytes > spec.total_bytes]
+    if not bigger:
+        return f"{spec.name} is the model for this machine."
+    return (
+        f"{spec.name} is the default; {', '.join(bigger)} is chosen by itself only where a "
+        "workstation or data-centre GPU holds it entirely."
+    )
 
 
 def _usable_gpus(hardware: Hardware) -> tuple[tuple[Gpu, ...], list[str]]:
