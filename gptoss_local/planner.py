@@ -128,7 +128,10 @@ def _why_model(spec: ModelSpec, catalog: Catalog, explicit: bool) -> str:
     if explicit:
         return f"{spec.name} was asked for."
     if spec.total_bytes > min(m.total_bytes for m in catalog.models):
-        return f"{spec.name} fits entirely on this workstation-class GPU memory, so it is chosen."
+        return (
+            f"{spec.name} fits entirely on this workstation or data-centre GPU memory, "
+            "so the larger model is chosen."
+        )
     bigger = [m.name for m in catalog.models if m.total_bytes > spec.total_bytes]
     if not bigger:
         return f"{spec.name} is the model for this machine."
