@@ -23,10 +23,22 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         check=True,
     )
     (wheel,) = dist.glob("gptoss_local-*.whl")
+    # Same dependency versions as this environment: reuses pip's cached llama-cpp-python build.
+    constraints = base / "constraints.txt"
+    frozen = subprocess.run(
+        [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    constraints.write_text(frozen.stdout)
     env = {**os.environ, "PIPX_HOME": str(pipx_home), "PIPX_BIN_DIR": str(bin_dir)}
     env.pop("PIP_REQUIRE_VIRTUALENV", None)
     subprocess.run(
-        [sys.executable, "-m", "pipx", "install", "--python", sys.executable, str(wheel)],
+        [
+            *(sys.executable, "-m", "pipx", "install", "--python", sys.executable),
+            *("--pip-args", f"--constraint {constraints}", str(wheel)),
+        ],
         check=True,
         env=env,
         capture_output=True,
