@@ -1,0 +1,41 @@
+"""The Harmony chat format of gpt-oss: prompt rendering and streaming output parsing.
+
+Everything works on text; control tokens appear as their strings (``<|start|>`` ...), which
+the backend tokenizes with special-token parsing on for the prompt only. Untrusted text is
+neutralised by the renderer, so it can never turn into control tokens.
+"""
+
+from __future__ import annotations
+
+from gptoss_local.events import merge_events
+from gptoss_local.harmony.neutralise import (
+    CONTROL_TOKENS,
+    WORD_JOINER,
+    is_control_token,
+    neutralise,
+)
+from gptoss_local.harmony.parse import HarmonyStreamParser, parse_completion
+from gptoss_local.harmony.render import (
+    EFFORTS,
+    RESERVED_TOOL_NAMES,
+    Message,
+    Tool,
+    ToolCallRecord,
+    render_prompt,
+)
+
+__all__ = [
+    "CONTROL_TOKENS",
+    "EFFORTS",
+    "RESERVED_TOOL_NAMES",
+    "WORD_JOINER",
+    "HarmonyStreamParser",
+    "Message",
+    "Tool",
+    "ToolCallRecord",
+    "is_control_token",
+    "merge_events",
+    "neutralise",
+    "parse_completion",
+    "render_prompt",
+]

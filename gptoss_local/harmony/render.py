@@ -1,0 +1,283 @@
+"""Render a conversation as the exact Harmony prompt text gpt-oss was trained on.
+
+Layout follows openai/harmony's renderer (src/encoding.rs) and its test data; the output
+ends with ``<|start|>assistant`` so the model writes the next assistant turn.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gptoss_local.harmony.neutralise import neutralise
+
+EFFORTS: tuple[str, ...] = ("low", "medium", "high")
+MODEL_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
+# gpt-oss was trained with built-in tools of these names; a function of the same name makes
+# the model address the built-in (to=python) instead of ours.
+RESERVED_TOOL_NAMES: frozenset[str] = frozenset({"python", "browser"})
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ROLES = ("user", "assistant", "tool")
+
+
+def _check_name(name: str, what: str) -> None:
+    # Names go into headers (`to=functions.NAME`) unescaped, so they must be plain identifiers.
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+        raise ValueError(f"{what} name {name!r} must be an identifier ([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A function the model may call; `parameters` is a JSON schema of its argument object."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "tool")
+        if self.name.lower() in RESERVED_TOOL_NAMES:
+            raise ValueError(
+                f"tool name {self.name!r} collides with gpt-oss's built-in "
+                f"{self.name.lower()!r} tool; choose another name, e.g. 'run_{self.name.lower()}'"
+            )
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """A tool call the assistant made earlier; `arguments` as a dict or the raw JSON text."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "tool call")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of the history.
+
+    Assistant messages carry the answer in `content`, chain of thought in `reasoning` and
+    calls in `tool_calls` (then `content` is a preamble). Tool messages carry a tool's output;
+    `tool_name` defaults to the oldest unanswered call.
+    """
+
+    role: Literal["user", "assistant", "tool"]
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    tool_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.role not in _ROLES:
+            raise ValueError(f"message role {self.role!r} must be one of {', '.join(_ROLES)}")
+        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        if self.tool_name is not None:
+            _check_name(self.tool_name, "tool")
+
+
+def render_prompt(
+    messages: Iterable[Message],
+    *,
+    effort: str = "medium",
+    instructions: str | None = None,
+    tools: Iterable[Tool] = (),
+    current_date: dt.date | None = None,
+    knowledge_cutoff: str = "2024-06",
+    keep_past_tool_calls: bool = False,
+) -> str:
+    """Render the prompt for the next assistant turn.
+
+    Args:
+        messages: The conversation so far (user, assistant and tool messages).
+        effort: Reasoning effort, "low", "medium" or "high".
+        instructions: The user's "system prompt"; goes into the developer message.
+        tools: Function tools offered to the model.
+        current_date: Date shown to the model; today when omitted.
+        knowledge_cutoff: The model's knowledge cutoff as written in the system message.
+        keep_past_tool_calls: Also keep tool calls and results of finished turns (their
+            reasoning is dropped either way). Off by default to keep prompts short.
+
+    Returns:
+        Harmony text ending with ``<|start|>assistant``.
+
+    Raises:
+        ValueError: On an unknown effort, duplicate tool names, or a tool message that
+            answers no call.
+    """
+    if effort not in EFFORTS:
+        raise ValueError(f"effort must be one of {', '.join(EFFORTS)}; got {effort!r}")
+    tools = tuple(tools)
+    names = [tool.name for tool in tools]
+    if len(set(names)) != len(names):
+        raise ValueError(f"tool names must be unique; got {names}")
+    date = current_date or dt.date.today()
+    parts = [_message("system", _system_body(effort, date, knowledge_cutoff, bool(tools)))]
+    if instructions or tools:
+        parts.append(_message("developer", _developer_body(instructions, tools)))
+    parts.extend(_history(list(messages), keep_past_tool_calls))
+    parts.append("<|start|>assistant")
+    return "".join(parts)
+
+
+def _message(header: str, body: str, end: str = "<|end|>") -> str:
+    # Headers are built from validated names only; every body is neutralised here, in one
+    # place, so no caller can forget it.
+    return f"<|start|>{header}<|message|>{neutralise(body)}{end}"
+
+
+def _system_body(effort: str, date: dt.date, cutoff: str, has_tools: bool) -> str:
+    body = (
+        f"{MODEL_IDENTITY}\nKnowledge cutoff: {cutoff}\nCurrent date: {date:%Y-%m-%d}\n\n"
+        f"Reasoning: {effort}\n\n"
+        "# Valid channels: analysis, commentary, final. Channel must be included for every message."
+    )
+    if has_tools:
+        body += "\nCalls to these tools must go to the commentary channel: 'functions'."
+    return body
+
+
+def _developer_body(instructions: str | None, tools: Sequence[Tool]) -> str:
+    sections = ["# Instructions", instructions] if instructions else []
+    if tools:
+        lines = ["# Tools", "", "## functions", "", "namespace functions {", ""]
+        for tool in tools:
+            lines += [f"// {line}" for line in tool.description.splitlines()]
+            lines += [f"type {tool.name} = {_signature(tool.parameters)};", ""]
+        lines.append("} // namespace functions")
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections)
+
+
+def _history(messages: list[Message], keep_past_calls: bool) -> list[str]:
+    """Split off the turn in progress (after the last user message, still calling tools)."""
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    tail = messages[last_user + 1 :]
+    replies = [m for m in tail if m.role == "assistant"]
+    if not (replies and replies[-1].tool_calls):
+        return _render(messages, keep_reasoning=False, keep_calls=keep_past_calls)
+    # The chain of calls is unfinished: dropping its reasoning breaks chained tool use.
+    done = _render(messages[: last_user + 1], keep_reasoning=False, keep_calls=keep_past_calls)
+    return done + _render(tail, keep_reasoning=True, keep_calls=True)
+
+
+def _render(messages: Sequence[Message], *, keep_reasoning: bool, keep_calls: bool) -> list[str]:
+    out: list[str] = []
+    unanswered: list[str] = []
+    for msg in messages:
+        if msg.role == "user":
+            out.append(_message("user", msg.content))
+        elif msg.role == "tool":
+            name = _answered_call(msg, unanswered)
+            if keep_calls:
+                out.append(
+                    _message(f"functions.{name} to=assistant<|channel|>commentary", msg.content)
+                )
+        else:
+            if keep_reasoning and msg.reasoning:
+                out.append(_message("assistant<|channel|>analysis", msg.reasoning))
+            if not msg.tool_calls:
+                if msg.content:
+                    out.append(_message("assistant<|channel|>final", msg.content))
+                continue
+            unanswered += [call.name for call in msg.tool_calls]
+            if keep_calls:
+                if msg.content:
+                    out.append(_message("assistant<|channel|>commentary", msg.content))
+                out += [_call(call) for call in msg.tool_calls]
+    return out
+
+
+def _answered_call(msg: Message, unanswered: list[str]) -> str:
+    name = msg.tool_name or (unanswered[0] if unanswered else None)
+    if name is None:
+        raise ValueError("a tool message needs tool_name when it follows no unanswered tool call")
+    if name in unanswered:
+        unanswered.remove(name)
+    return name
+
+
+def _call(call: ToolCallRecord) -> str:
+    # Recipient in the role part and `<|constrain|>json`, as harmony's current renderer
+    # writes it; a call ends with <|call|>, not <|end|>, in history too.
+    args = call.arguments
+    text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    header = f"assistant to=functions.{call.name}<|channel|>commentary <|constrain|>json"
+    return _message(header, text, end="<|call|>")
+
+
+# --- JSON schema to the TypeScript-like notation of the developer message -------------------
+_SCALARS = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean"}
+
+
+def _signature(params: dict[str, Any] | None) -> str:
+    """``() => any`` without arguments, else ``(_: {...}) => any``."""
+    if not params or (not params.get("properties") and _is_plain_object(params)):
+        return "() => any"
+    return f"(_: {_ts_type(params, '')}) => any"
+
+
+def _is_plain_object(schema: dict[str, Any]) -> bool:
+    return schema.get("type", "object") == "object" and not (
+        schema.get("oneOf") or schema.get("anyOf") or schema.get("enum")
+    )
+
+
+def _ts_type(schema: Any, indent: str) -> str:
+    if not isinstance(schema, dict):
+        return "any"
+    kind = schema.get("type")
+    if schema.get("enum"):
+        text = " | ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
+    elif schema.get("oneOf") or schema.get("anyOf"):
+        text = " | ".join(_ts_type(v, indent) for v in schema.get("oneOf") or schema["anyOf"])
+    elif isinstance(kind, list):
+        text = " | ".join(_SCALARS.get(k, k if k in ("null", "object") else "any") for k in kind)
+    elif kind == "object" or "properties" in schema:
+        text = _object(schema, indent) if schema.get("properties") else "object"
+    elif kind == "array":
+        text = _array(schema.get("items"), indent)
+    else:
+        text = _SCALARS.get(str(kind), "null" if kind == "null" else "any")
+    if schema.get("nullable") and "null" not in text.split(" | "):
+        text += " | null"
+    return text
+
+
+def _array(items: Any, indent: str) -> str:
+    if not isinstance(items, dict):
+        return "Array<any>"
+    inner = _ts_type(items, indent)
+    if " | " in inner and not (inner.startswith("{") and inner.endswith("}")):
+        inner = f"({inner})"
+    return inner + "[]"
+
+
+def _object(schema: dict[str, Any], indent: str) -> str:
+    # Same shape as harmony: fields at `indent`, nested fields four spaces deeper, and the
+    # closing brace of a nested object at the nested depth.
+    required = set(schema.get("required") or ())
+    lines = ["{"]
+    for key, prop in schema["properties"].items():
+        prop = prop if isinstance(prop, dict) else {}
+        lines += [f"{indent}// {line}" for line in str(prop.get("description", "")).splitlines()]
+        mark = "" if key in required else "?"
+        line = f"{indent}{key}{mark}: {_ts_type(prop, indent + '    ')},"
+        if "default" in prop:
+            line += f" // default: {_default(prop)}"
+        lines.append(line)
+    lines.append(f"{indent}}}")
+    return "\n".join(lines)
+
+
+def _default(prop: dict[str, Any]) -> str:
+    # harmony writes an enum's default bare (`// default: celsius`), any other value as JSON.
+    value = prop["default"]
+    if isinstance(value, str) and prop.get("enum"):
+        return value
+    return json.dumps(value, ensure_ascii=False)
