@@ -1,0 +1,1 @@
+"""Downloaded model files: checking them before llama.cpp reads them."""
