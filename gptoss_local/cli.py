@@ -18,6 +18,7 @@ BACKENDS = ("llamacpp", "ollama")
 # Each command's handler as "module:function", imported only when that command runs.
 HANDLERS = {
     "doctor": "gptoss_local.commands.doctor:run_doctor",
+    "run": "gptoss_local.commands.run:run_run",
 }
 
 
@@ -39,10 +40,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print one JSON document (see docs/doctor-json.md)"
     )
     _add_wish_arguments(doctor)
+    run = commands.add_parser(
+        "run",
+        help="answer one prompt and exit (scriptable)",
+        description="Answer one prompt with a local gpt-oss model: the answer goes to stdout, "
+        "reasoning to stderr with --show-reasoning, or everything as JSON lines with --json.",
+    )
+    _add_wish_arguments(run, backend=False)  # the Ollama backend does not stream yet
+    from gptoss_local.commands.run import add_arguments as add_run_arguments
+
+    add_run_arguments(run)
     return parser
 
 
-def _add_wish_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_wish_arguments(parser: argparse.ArgumentParser, backend: bool = True) -> None:
     parser.add_argument(
         "--model", help="20b, 120b or a full model name (default: the planner's choice)"
     )
@@ -50,7 +61,8 @@ def _add_wish_arguments(parser: argparse.ArgumentParser) -> None:
         "--context", type=int, help="context length in tokens (default: the largest that fits)"
     )
     parser.add_argument("--effort", choices=EFFORTS, help="reasoning effort (default: medium)")
-    parser.add_argument("--backend", choices=BACKENDS, help="engine (default: llamacpp)")
+    if backend:
+        parser.add_argument("--backend", choices=BACKENDS, help="engine (default: llamacpp)")
     parser.add_argument(
         "--cpu-moe",
         type=int,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from gptoss_local.backends.base import BackendError
 from gptoss_local.catalog import ManifestError
 from gptoss_local.config import SettingsError
+from gptoss_local.store.gguf_check import GgufError
 
 
 class WishError(ValueError):
     """A command-line choice that cannot be honoured (unknown model, bad context)."""
 
 
-UserFacingError = (ManifestError, SettingsError, WishError)
+UserFacingError = (BackendError, GgufError, ManifestError, SettingsError, WishError)

@@ -77,14 +77,24 @@ def ram_reserve(hardware: Hardware) -> int:
     return max(int(1.5 * GIB), int(hardware.ram_total * 0.08))
 
 
-def plan(hardware: Hardware, catalog: Catalog, wishes: Wishes | None = None) -> Plan:
-    """Choose model and placement. Raises KeyError only for an unknown model name."""
+def plan(
+    hardware: Hardware,
+    catalog: Catalog,
+    wishes: Wishes | None = None,
+    spec: ModelSpec | None = None,
+) -> Plan:
+    """Choose model and placement. Raises KeyError only for an unknown model name.
+
+    `spec` plans a given model (a file the user pointed at) instead of a manifest entry.
+    """
     wishes = wishes or Wishes()
     gpus, notes = _usable_gpus(hardware)
     vram_budget = sum(g.free_vram - vram_margin(g) for g in gpus)
     ram_budget = max(hardware.ram_available - ram_reserve(hardware), 0)
-    explicit = bool(wishes.model) and wishes.model != "auto"
-    if wishes.model and explicit:
+    explicit = spec is not None or (bool(wishes.model) and wishes.model != "auto")
+    if spec is not None:
+        pass
+    elif wishes.model and explicit:
         spec = catalog.model(wishes.model)
     else:
         spec = _default_model(catalog, gpus, vram_budget, wishes)
@@ -167,9 +177,10 @@ def _default_model(
 
 
 def _contexts(spec: ModelSpec, wishes: Wishes) -> tuple[int, ...]:
+    trained = spec.shape.context_max
     if wishes.context:
-        return (max(min(wishes.context, spec.shape.context_max), MIN_CONTEXT),)
-    return tuple(c for c in CONTEXT_LADDER if c <= spec.shape.context_max)
+        return (max(min(wishes.context, trained), min(MIN_CONTEXT, trained)),)
+    return tuple(c for c in CONTEXT_LADDER if c <= trained) or (trained,)
 
 
 def _place(
@@ -186,7 +197,7 @@ def _place(
     RAM at the wished or floor context; then the CPU alone.
     """
     contexts = _contexts(spec, wishes)[-1:] if floor_only else _contexts(spec, wishes)
-    small_context = contexts[0] if wishes.context else DEFAULT_CONTEXT_FLOOR
+    small_context = contexts[0] if wishes.context else min(DEFAULT_CONTEXT_FLOOR, contexts[-1])
 
     def fits(gpus: int, layers: int, context: int) -> tuple[Placement, Estimate] | None:
         placement = Placement(gpus, layers, context, wishes.kv_type)
@@ -209,7 +220,8 @@ def _place(
 
 def _closest(spec: ModelSpec, gpu_count: int, wishes: Wishes) -> tuple[Placement, Estimate]:
     """The least demanding placement, to say how far off a plan that does not fit is."""
-    context = _contexts(spec, wishes)[0] if wishes.context else DEFAULT_CONTEXT_FLOOR
+    contexts = _contexts(spec, wishes)
+    context = contexts[0] if wishes.context else min(DEFAULT_CONTEXT_FLOOR, contexts[-1])
     layers = spec.shape.layers if wishes.cpu_moe_layers is None else wishes.cpu_moe_layers
     placement = Placement(gpu_count, layers if gpu_count else 0, context, wishes.kv_type)
     return placement, memory.estimate(spec, placement)

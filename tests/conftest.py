@@ -18,3 +18,19 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("GPTOSS_LOCAL_MANIFEST", "HF_ENDPOINT", "GPTOSS_LOCAL_OFFLINE", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2-layer random-weight gpt-oss GGUF written by the project's synthetic writer."""
+    from gptoss_local.synthetic import TINY, write_gguf
+
+    return write_gguf(tmp_path_factory.mktemp("models") / "tiny.gguf", TINY, seed=1)
+
+
+@pytest.fixture(scope="session")
+def small_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A mid-size (63 MB) random-weight gpt-oss GGUF, slow enough to interrupt."""
+    from gptoss_local.synthetic import SMALL, write_gguf
+
+    return write_gguf(tmp_path_factory.mktemp("models") / "small.gguf", SMALL, seed=2)

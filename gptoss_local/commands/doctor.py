@@ -24,7 +24,7 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
         model=None if model == "auto" else model,
         context=context or None,
         effort=args.effort or settings.effort,
-        backend=args.backend or settings.backend,
+        backend=getattr(args, "backend", None) or settings.backend,
         cpu_moe_layers=args.cpu_moe,
     )
 

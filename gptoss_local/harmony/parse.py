@@ -85,6 +85,12 @@ class HarmonyStreamParser:
         self._tails: dict[str, str] = {}  # last text emitted per delta kind
         self._seams: set[str] = set()  # kinds whose next text needs a leading word joiner
 
+    @property
+    def content_kind(self) -> str | None:
+        """What the message being read is ("reasoning", "answer", "preamble", "tool"); None
+        while a header is read or between messages."""
+        return self._kind if self._mode == "content" else None
+
     def feed(self, chunk: str | bytes) -> list[Event]:
         """Consume the next piece of output.
 

@@ -1,0 +1,144 @@
+"""The in-process llama.cpp backend: a gpt-oss GGUF loaded through llama-cpp-python's C API.
+
+Per generated token the Python side does one `llama_decode`, one native sampler call, a dict
+lookup for the token's bytes and one Harmony parser step; logits never leave native memory.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from gptoss_local.backends import llama_native as native
+from gptoss_local.backends.base import (
+    BackendError,
+    BackendInfo,
+    Conversation,
+    Finished,
+    GenerationSettings,
+    StopReason,
+)
+from gptoss_local.backends.llama_load import LoadSettings, load
+from gptoss_local.backends.prompt_cache import PromptCache
+from gptoss_local.backends.sampling import Sampler
+from gptoss_local.backends.token_loop import TokenLoop
+from gptoss_local.events import Event
+from gptoss_local.harmony import render_prompt
+
+# End-of-generation tokens and the stop reason each means.
+STOP_TOKENS: dict[str, StopReason] = {
+    "<|return|>": "return",
+    "<|call|>": "call",
+    "<|endoftext|>": "end_of_stream",
+}
+HARMONY_TOKENS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>")
+
+
+class LlamaCppBackend:
+    """One gpt-oss model loaded in this process."""
+
+    def __init__(self, path: Path, settings: LoadSettings, log_path: Path | None = None) -> None:
+        from gptoss_local.store.gguf_check import GgufError, check_gguf
+
+        self.path = Path(path)
+        self.settings = settings
+        try:
+            check_gguf(self.path)
+        except GgufError as exc:
+            raise BackendError(str(exc), kind="bad_file") from None
+        self._log = native.route_logs(log_path)
+        self._native = load(self.path, settings, self._log)
+        self._lock = threading.Lock()
+        ids = self._special_ids(tuple(STOP_TOKENS))
+        self._stops: dict[int, StopReason] = {ids[t]: r for t, r in STOP_TOKENS.items()}
+        self._special_ids(HARMONY_TOKENS)  # refuse a vocab without Harmony's control tokens
+        window = native.model_meta(self._native.model, "gpt-oss.attention.sliding_window")
+        self.cache = PromptCache(self._native.context, int(window or 0))
+        self._pieces = native.PieceCache(self._native.vocab)
+        self._closed = False
+
+    def info(self) -> BackendInfo:
+        """What is loaded and where."""
+        s = self.settings
+        if s.gpu_layers == 0:
+            placement = "CPU"
+        elif s.cpu_moe_layers:
+            placement = f"GPU, experts of {s.cpu_moe_layers} layers in RAM"
+        else:
+            placement = "GPU"
+        name = native.model_meta(self._native.model, "general.name") or self.path.stem
+        return BackendInfo(
+            "llamacpp", name, placement, s.context, {"threads": str(self._native.threads)}
+        )
+
+    def tokenize(self, text: str, special: bool = True) -> list[int]:
+        """Text to token ids with this model's vocabulary."""
+        return native.tokenize(self._native.vocab, text, special)
+
+    def stream(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Event | Finished]:
+        """Yield the events of the assistant's next turn, then `Finished` with the stats."""
+        if self._closed:
+            raise BackendError("the model was closed")
+        started = time.perf_counter()
+        prompt = render_prompt(
+            list(conversation.messages),
+            effort=settings.effort,
+            instructions=conversation.instructions,
+            tools=list(conversation.tools),
+            current_date=conversation.current_date,
+        )
+        tokens = self.tokenize(prompt, special=True)
+        context_size = self.settings.context
+        if len(tokens) >= context_size:
+            raise BackendError(
+                f"The conversation is {len(tokens):,} tokens, more than the {context_size:,}-token "
+                "context holds.",
+                hint="Start a new chat, or load the model with a larger --context.",
+                kind="context_full",
+            )
+        with self._lock:
+            loop = TokenLoop(
+                self._native, self.cache, self._pieces, self._stops, context_size, cancel
+            )
+            sampler = Sampler(self._native.vocab, settings)
+            try:
+                yield from loop.run(tokens, sampler, settings.max_tokens, started)
+            finally:
+                sampler.free()
+
+    def close(self) -> None:
+        """Free the context and the model."""
+        if self._closed:
+            return
+        self._closed = True
+        bindings = native.lib()
+        bindings.llama_free(self._native.context)
+        bindings.llama_model_free(self._native.model)
+
+    def _special_ids(self, texts: tuple[str, ...]) -> dict[str, int]:
+        ids = {}
+        for text in texts:
+            found = self.tokenize(text, special=True)
+            if len(found) != 1:
+                self.close()
+                raise BackendError(
+                    f"{self.path.name} has no {text} control token: it is not a gpt-oss model "
+                    "with the Harmony vocabulary.",
+                    kind="bad_file",
+                )
+            ids[text] = found[0]
+        return ids
+
+    def __enter__(self) -> LlamaCppBackend:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,134 @@
+"""Loading a gpt-oss GGUF into llama.cpp exactly as a plan says, with failures explained."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gptoss_local.backends import llama_native as native
+from gptoss_local.backends.base import BackendError
+
+_OOM = re.compile(
+    r"out of memory|failed to allocate|cudaMalloc|unable to allocate|ErrorOutOfDeviceMemory", re.I
+)
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    """What to load and where; mirrors the planner's `Plan`."""
+
+    context: int = 8192
+    gpu_layers: int = -1  # -1: all layers on the GPU(s); 0: CPU only
+    cpu_moe_layers: int = 0
+    kv_type: str = "f16"
+    flash_attn: bool = True
+    n_batch: int = 2048
+    n_ubatch: int = 512
+    threads: int | None = None  # None: the physical core count
+    use_mmap: bool = True
+
+    @classmethod
+    def from_plan(cls, plan: Any) -> LoadSettings:
+        """The settings of a `planner.Plan`."""
+        return cls(
+            context=plan.context,
+            gpu_layers=plan.gpu_layers,
+            cpu_moe_layers=plan.cpu_moe_layers,
+            kv_type=plan.kv_type,
+            flash_attn=plan.flash_attn,
+            n_batch=plan.n_batch,
+            n_ubatch=plan.n_ubatch,
+        )
+
+
+@dataclass
+class Loaded:
+    """Native handles of a loaded model; `keepalive` must outlive `model`."""
+
+    model: Any
+    context: Any
+    vocab: Any
+    keepalive: tuple[Any, ...]
+    threads: int
+
+
+def load(path: Path, settings: LoadSettings, log: native.NativeLog) -> Loaded:
+    """Load model and context; raises BackendError with the reason and what to do."""
+    bindings = native.lib()
+    native.init_backend()
+    mparams, keepalive = _model_params(settings)
+    mark = log.count
+    model = bindings.llama_model_load_from_file(str(path).encode(), mparams)
+    if not model:
+        raise _load_error(f"llama.cpp could not load {path.name}", log.since(mark))
+    threads = settings.threads or _physical_cores()
+    cparams = _context_params(settings, threads)
+    mark = log.count
+    context = bindings.llama_init_from_model(model, cparams)
+    if not context:
+        bindings.llama_model_free(model)
+        what = f"llama.cpp could not create a {settings.context:,}-token context"
+        raise _load_error(what, log.since(mark))
+    vocab = bindings.llama_model_get_vocab(model)
+    return Loaded(model, context, vocab, keepalive, threads)
+
+
+def _model_params(settings: LoadSettings) -> tuple[Any, tuple[Any, ...]]:
+    bindings = native.lib()
+    params = bindings.llama_model_default_params()
+    params.n_gpu_layers = 999 if settings.gpu_layers < 0 else settings.gpu_layers
+    params.use_mmap = settings.use_mmap
+    # ggml's AMX matrix kernels crash on gpt-oss's Q8_0 tensors (llama.cpp#20824): on CPUs with
+    # AMX, skip the CPU's extra (repacked) buffer types.
+    if "AMX_INT8 = 1" in native.system_info():
+        params.use_extra_bufts = False
+    overrides = native.expert_overrides(settings.cpu_moe_layers) if settings.gpu_layers else None
+    if overrides is not None:
+        params.tensor_buft_overrides = ctypes.cast(overrides, ctypes.c_void_p)
+    return params, (overrides,)
+
+
+def _context_params(settings: LoadSettings, threads: int) -> Any:
+    bindings = native.lib()
+    params = bindings.llama_context_default_params()
+    params.n_ctx = settings.context
+    params.n_batch = settings.n_batch
+    params.n_ubatch = settings.n_ubatch
+    params.n_seq_max = 1
+    params.n_threads = threads
+    params.n_threads_batch = threads
+    params.flash_attn_type = (
+        bindings.LLAMA_FLASH_ATTN_TYPE_ENABLED
+        if settings.flash_attn
+        else bindings.LLAMA_FLASH_ATTN_TYPE_AUTO
+    )
+    params.swa_full = False  # sliding-window layers keep only a window of cells
+    params.type_k = params.type_v = native.KV_TYPES[settings.kv_type]
+    params.no_perf = True
+    return params
+
+
+def _physical_cores() -> int:
+    import psutil
+
+    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
+
+
+def _load_error(what: str, lines: list[str]) -> BackendError:
+    errors = [line.split("] ", 1)[-1].strip() for line in lines if line.startswith("[ERROR]")]
+    # The first error says why; the ones after it only say that loading failed.
+    detail = errors[0] if errors else "no reason was logged (see the log file)"
+    detail = detail.removeprefix("llama_model_load: error loading model: ")
+    if any(_OOM.search(line) for line in lines):
+        return BackendError(
+            f"{what}: not enough memory ({detail}).",
+            hint="Keep more layers' experts in system RAM (--cpu-moe N), choose a smaller "
+            "--context, or close programs using the GPU; `gptoss-local doctor` shows a plan "
+            "that fits.",
+            kind="out_of_memory",
+        )
+    return BackendError(f"{what}: {detail}.", kind="load_failed")

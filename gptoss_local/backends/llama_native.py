@@ -1,0 +1,163 @@
+"""Small ctypes helpers over llama-cpp-python's low-level bindings (`llama_cpp.llama_cpp`).
+
+The high-level `Llama` class is not used: it copies full-vocabulary logits into Python per token,
+cannot keep MoE experts in system RAM, and lets native logs reach the terminal.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import threading
+from pathlib import Path
+from typing import Any
+
+_LOG_LEVELS = {0: "NONE", 1: "DEBUG", 2: "INFO", 3: "WARN", 4: "ERROR", 5: "CONT"}
+# One line per tensor in every layer below N: llama.cpp's own `--n-cpu-moe N` pattern.
+EXPERT_PATTERN = r"blk\.{layer}\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+KV_TYPES = {"f16": 1, "q8_0": 8}  # ggml_type ids
+
+_state_lock = threading.Lock()
+_backend_ready = False
+
+
+def lib() -> Any:
+    """The low-level bindings module, imported on first use (it loads the native library)."""
+    import llama_cpp.llama_cpp as bindings
+
+    return bindings
+
+
+class NativeLog:
+    """Receives llama.cpp and ggml log lines: appends them to a file, keeps the last ones.
+
+    Installed process-wide with `llama_log_set`; the ctypes callback is kept alive here, since
+    the library would call into freed memory otherwise.
+    """
+
+    def __init__(self, path: Path | None, keep: int = 400) -> None:
+        self.recent: collections.deque[str] = collections.deque(maxlen=keep)
+        self.count = 0  # lines received so far, for `since()`
+        self._file = path.open("a", encoding="utf-8", errors="replace") if path else None
+        self._pending = ""
+        bindings = lib()
+        self._callback = bindings.llama_log_callback(self._on_log)
+        bindings.llama_log_set(self._callback, ctypes.c_void_p())
+
+    def _on_log(self, level: int, text: bytes | None, _user: Any) -> None:
+        chunk = (text or b"").decode("utf-8", "replace")
+        self._pending += chunk
+        if "\n" not in self._pending:
+            return
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            tagged = f"[{_LOG_LEVELS.get(level, level)}] {line}"
+            self.recent.append(tagged)
+            self.count += 1
+            if self._file:
+                self._file.write(tagged + "\n")
+        if self._file:
+            self._file.flush()
+
+    def since(self, mark: int) -> list[str]:
+        """The lines received after `count` was `mark` (as many as are still kept)."""
+        wanted = min(self.count - mark, len(self.recent))
+        return list(self.recent)[len(self.recent) - wanted :] if wanted > 0 else []
+
+
+_active_log: NativeLog | None = None
+
+
+def route_logs(path: Path | None) -> NativeLog:
+    """Send every native log line to `path` (and keep recent ones); never to the terminal."""
+    global _active_log
+    with _state_lock:
+        if _active_log is None or (path and _active_log._file is None):
+            _active_log = NativeLog(path)
+        return _active_log
+
+
+def init_backend() -> None:
+    """llama_backend_init, once per process."""
+    global _backend_ready
+    with _state_lock:
+        if not _backend_ready:
+            lib().llama_backend_init()
+            _backend_ready = True
+
+
+def system_info() -> str:
+    """llama.cpp's build and CPU feature summary."""
+    return lib().llama_print_system_info().decode(errors="replace")
+
+
+class _BuftOverride(ctypes.Structure):
+    # struct llama_model_tensor_buft_override {
+    #     const char * pattern; ggml_backend_buffer_type_t buft; }
+    _fields_ = [("pattern", ctypes.c_char_p), ("buft", ctypes.c_void_p)]
+
+
+def cpu_buffer_type() -> int:
+    """ggml's CPU buffer type, the same pointer llama.cpp's loader compares against."""
+    function = lib()._lib.ggml_backend_cpu_buffer_type
+    function.restype = ctypes.c_void_p
+    function.argtypes = []
+    return int(function())
+
+
+def expert_overrides(layers: int) -> ctypes.Array | None:
+    """A NULL-terminated override array keeping the experts of layers 0..layers-1 on the CPU.
+
+    The caller must keep the array (and so the pattern strings) alive as long as the model.
+    """
+    if layers <= 0:
+        return None
+    array = (_BuftOverride * (layers + 1))()
+    buft = cpu_buffer_type()
+    for layer in range(layers):
+        array[layer].pattern = EXPERT_PATTERN.format(layer=layer).encode()
+        array[layer].buft = buft
+    array[layers].pattern = None
+    array[layers].buft = None
+    return array
+
+
+def tokenize(vocab: Any, text: str, special: bool) -> list[int]:
+    """Text to token ids; `special` lets control-token strings become control tokens."""
+    bindings = lib()
+    data = text.encode("utf-8")
+    capacity = len(data) + 16
+    for _ in range(2):
+        buffer = (bindings.llama_token * capacity)()
+        count = bindings.llama_tokenize(vocab, data, len(data), buffer, capacity, False, special)
+        if count >= 0:
+            return list(buffer[:count])
+        capacity = -count
+    raise RuntimeError("llama_tokenize kept asking for a larger buffer")
+
+
+class PieceCache:
+    """Token id → the bytes it renders to (control tokens as their text), memoised."""
+
+    def __init__(self, vocab: Any) -> None:
+        self._vocab = vocab
+        self._buffer = ctypes.create_string_buffer(256)
+        self._cache: dict[int, bytes] = {}
+        self._to_piece = lib().llama_token_to_piece
+
+    def __call__(self, token: int) -> bytes:
+        piece = self._cache.get(token)
+        if piece is None:
+            size = self._to_piece(self._vocab, token, self._buffer, len(self._buffer), 0, True)
+            if size < 0:
+                self._buffer = ctypes.create_string_buffer(-size)
+                size = self._to_piece(self._vocab, token, self._buffer, len(self._buffer), 0, True)
+            piece = self._cache[token] = self._buffer.raw[:size]
+        return piece
+
+
+def model_meta(model: Any, key: str) -> str | None:
+    """A metadata value of the loaded model as text, or None when the key is absent."""
+    buffer = ctypes.create_string_buffer(512)
+    size = lib().llama_model_meta_val_str(model, key.encode(), buffer, len(buffer))
+    return buffer.value.decode("utf-8", "replace") if size >= 0 else None

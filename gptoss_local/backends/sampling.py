@@ -1,0 +1,70 @@
+"""A native llama.cpp sampler chain built from `GenerationSettings`, skipping no-op stages.
+
+Stages that change nothing still cost time over gpt-oss's 201k-token vocabulary: top-p 1.0 sorts
+every candidate, so it (and top-k 0, min-p 0, temperature 1) is left out of the chain.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gptoss_local.backends import llama_native as native
+from gptoss_local.backends.base import BackendError, GenerationSettings
+
+
+class Sampler:
+    """Owns one `llama_sampler` chain; `sample()` picks and accepts the next token."""
+
+    def __init__(self, vocab: Any, settings: GenerationSettings) -> None:
+        bindings = native.lib()
+        params = bindings.llama_sampler_chain_default_params()
+        params.no_perf = True
+        self._chain = bindings.llama_sampler_chain_init(params)
+        self.stages: list[str] = []
+        try:
+            for name, stage in _stages(bindings, vocab, settings):
+                if not stage:
+                    raise BackendError(f"llama.cpp refused the sampler stage {name}")
+                bindings.llama_sampler_chain_add(self._chain, stage)
+                self.stages.append(name)
+        except BaseException:
+            self.free()
+            raise
+        self._sample = bindings.llama_sampler_sample
+
+    def sample(self, context: Any) -> int:
+        """The next token from the logits of the last evaluated position."""
+        return int(self._sample(self._chain, context, -1))
+
+    def free(self) -> None:
+        """Release the native chain (and its stages)."""
+        if self._chain:
+            native.lib().llama_sampler_free(self._chain)
+            self._chain = None
+
+
+def _stages(bindings: Any, vocab: Any, s: GenerationSettings) -> list[tuple[str, Any]]:
+    stages: list[tuple[str, Any]] = []
+    if s.logit_bias:
+        biases = (bindings.llama_logit_bias * len(s.logit_bias))(*s.logit_bias)
+        n_vocab = bindings.llama_vocab_n_tokens(vocab)
+        stages.append(
+            ("logit_bias", bindings.llama_sampler_init_logit_bias(n_vocab, len(biases), biases))
+        )
+    if s.grammar:
+        stages.append(
+            ("grammar", bindings.llama_sampler_init_grammar(vocab, s.grammar.encode(), b"root"))
+        )
+    if s.temperature <= 0:
+        return [*stages, ("greedy", bindings.llama_sampler_init_greedy())]
+    if s.top_k > 0:
+        stages.append(("top_k", bindings.llama_sampler_init_top_k(s.top_k)))
+    if s.top_p < 1.0:
+        stages.append(("top_p", bindings.llama_sampler_init_top_p(s.top_p, 1)))
+    if s.min_p > 0.0:
+        stages.append(("min_p", bindings.llama_sampler_init_min_p(s.min_p, 1)))
+    if s.temperature != 1.0:
+        stages.append(("temp", bindings.llama_sampler_init_temp(s.temperature)))
+    seed = bindings.LLAMA_DEFAULT_SEED if s.seed is None else s.seed & 0xFFFFFFFF
+    stages.append(("dist", bindings.llama_sampler_init_dist(seed)))
+    return stages

@@ -1,0 +1,150 @@
+"""Prompt evaluation and the decode loop of the llama.cpp backend."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from gptoss_local.backends import llama_native as native
+from gptoss_local.backends.base import BackendError, Finished, Stats, StopReason
+from gptoss_local.backends.prompt_cache import PromptCache
+from gptoss_local.backends.sampling import Sampler
+from gptoss_local.events import Event
+from gptoss_local.harmony import HarmonyStreamParser
+
+_KIND = {"reasoning": "reasoning", "answer": "answer", "preamble": "answer"}
+
+
+class TokenLoop:
+    """Evaluates one prompt (reusing the cached prefix) and streams one reply."""
+
+    def __init__(
+        self,
+        loaded: Any,
+        cache: PromptCache,
+        pieces: native.PieceCache,
+        stops: dict[int, StopReason],
+        context_size: int,
+        cancel: threading.Event | None,
+    ) -> None:
+        self._loaded = loaded
+        self._cache = cache
+        self._pieces = pieces
+        self._stops = stops
+        self._context_size = context_size
+        self._cancel = cancel or threading.Event()
+        self._bindings = native.lib()
+
+    def run(
+        self, prompt: list[int], sampler: Sampler, max_tokens: int | None, started: float
+    ) -> Iterator[Event | Finished]:
+        """Yield the reply's events, then `Finished`."""
+        cached = self._cache.prepare(prompt)
+        self._evaluate(prompt[cached:])
+        if self._cancel.is_set():
+            yield Finished(self._stats(prompt, cached, started, "cancelled", [], {}, None, None))
+            return
+        self._cache.save_checkpoint()
+        prefill_done = time.perf_counter()
+        counts = {"reasoning": 0, "answer": 0}
+        generated: list[int] = []
+        parser = HarmonyStreamParser()
+        reason: StopReason = "end_of_stream"
+        first = last = None
+        token_array = (self._bindings.llama_token * 1)()
+        batch = self._bindings.llama_batch_get_one(token_array, 1)
+        decode, context = self._bindings.llama_decode, self._loaded.context
+        while True:
+            token = sampler.sample(context)
+            last = time.perf_counter()
+            first = first or last
+            generated.append(token)
+            events = parser.feed(self._pieces(token))
+            self._count(parser.content_kind, token, counts)
+            yield from events
+            if token in self._stops:
+                reason = self._stops[token]
+                break
+            if self._cancel.is_set():
+                reason = "cancelled"
+                break
+            if max_tokens is not None and len(generated) >= max_tokens:
+                reason = "length"
+                break
+            if len(self._cache.tokens) + 1 >= self._context_size:
+                reason = "context_full"
+                break
+            token_array[0] = token
+            if decode(context, batch) != 0:
+                raise BackendError(
+                    "llama.cpp failed to evaluate the next token", kind="decode_failed"
+                )
+            self._cache.tokens.append(token)
+        yield from parser.finish()
+        timing = (prefill_done, first, last)
+        yield Finished(
+            self._stats(prompt, cached, started, reason, generated, counts, timing, first)
+        )
+
+    def _evaluate(self, tokens: list[int]) -> None:
+        """Decode prompt tokens in batches; checks for cancellation between batches."""
+        step = max(1, self._bindings.llama_n_batch(self._loaded.context))
+        for start in range(0, len(tokens), step):
+            if self._cancel.is_set():
+                return
+            chunk = tokens[start : start + step]
+            array = (self._bindings.llama_token * len(chunk))(*chunk)
+            status = self._bindings.llama_decode(
+                self._loaded.context, self._bindings.llama_batch_get_one(array, len(chunk))
+            )
+            if status != 0:
+                self._cache.clear()
+                raise BackendError(
+                    f"llama.cpp failed to evaluate the prompt (status {status})",
+                    hint="The context may be full or memory short: start a new chat, or load "
+                    "the model with a smaller --context.",
+                    kind="decode_failed",
+                )
+            self._cache.tokens.extend(chunk)
+
+    def _count(self, kind: str | None, token: int, counts: dict[str, int]) -> None:
+        """Count a content token as reasoning or answer (headers, control tokens and tool
+        arguments count as neither)."""
+        kind = _KIND.get(kind or "")
+        piece = self._pieces(token)
+        # Harmony markers: some are control tokens, others (<|message|> ...) user-defined ones.
+        if kind and not (piece.startswith(b"<|") and piece.endswith(b"|>")):
+            counts[kind] += 1
+
+    def _stats(
+        self,
+        prompt: list[int],
+        cached: int,
+        started: float,
+        reason: StopReason,
+        generated: list[int],
+        counts: dict[str, int],
+        timing: tuple[float, float | None, float | None] | None,
+        first: float | None,
+    ) -> Stats:
+        now = time.perf_counter()
+        prefill_done, first_at, last_at = timing or (now, None, None)
+        decode_seconds = (last_at - first_at) if first_at and last_at else 0.0
+        rate = (len(generated) - 1) / decode_seconds if decode_seconds > 0 else None
+        return Stats(
+            prompt_tokens=len(prompt),
+            cached_tokens=cached,
+            evaluated_tokens=len(prompt) - cached,
+            generated_tokens=len(generated),
+            reasoning_tokens=counts.get("reasoning", 0),
+            answer_tokens=counts.get("answer", 0),
+            prefill_seconds=prefill_done - started,
+            ttft_seconds=(first - started) if first else None,
+            decode_seconds=decode_seconds,
+            decode_tokens_per_second=rate,
+            stop_reason=reason,
+            context_size=self._context_size,
+            context_used=len(self._cache.tokens),
+        )

@@ -1,0 +1,90 @@
+"""From the user's choices to a loaded backend: which file, which plan, which engine.
+
+Shared by `run` and the chat TUI, so both pick, plan and load a model the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gptoss_local import catalog as catalog_mod
+from gptoss_local import config, paths
+from gptoss_local.catalog import Catalog, ModelSpec
+from gptoss_local.errors import WishError
+from gptoss_local.planner import Plan, Wishes
+
+if TYPE_CHECKING:
+    from gptoss_local.backends.llama_cpp import LlamaCppBackend
+
+Notice = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """The model to load: its spec (from the manifest, or read from the file) and its path."""
+
+    spec: ModelSpec
+    path: Path
+
+
+def choose_model(
+    cat: Catalog, model: str | None, model_path: Path | None, plan: Plan
+) -> ModelChoice:
+    """The file to load: `--model-path` as given, else the planned model in the models folder."""
+    if model_path is not None:
+        from gptoss_local.store.spec_from_file import spec_for_file
+
+        return ModelChoice(spec_for_file(model_path, cat), model_path)
+    if plan.model is None:
+        raise WishError("no model fits this machine:\n" + "\n".join(plan.warnings))
+    spec = cat.model(plan.model)
+    path = paths.models_dir() / spec.entry_file.name
+    if not path.is_file():
+        raise WishError(
+            f"{spec.name} is not downloaded: {path} does not exist. Put {spec.entry_file.name} "
+            "there, or pass --model-path FILE."
+        )
+    return ModelChoice(spec, path)
+
+
+def make_plan(
+    args: argparse.Namespace, settings: config.Settings, cat: Catalog, spec: ModelSpec | None
+) -> Plan:
+    """Probe the hardware and plan, with the command line over the settings file."""
+    from gptoss_local.commands.doctor import wishes_from
+    from gptoss_local.hardware import probe
+    from gptoss_local.planner import plan
+
+    wishes: Wishes = wishes_from(args, settings)
+    try:
+        return plan(probe(), cat, wishes, spec=spec)
+    except KeyError as exc:
+        raise WishError(exc.args[0]) from None
+
+
+def open_backend(
+    args: argparse.Namespace, settings: config.Settings, notice: Notice
+) -> LlamaCppBackend:
+    """Plan and load the llama.cpp backend; warnings about the plan go to `notice`."""
+    from gptoss_local.backends.llama_cpp import LlamaCppBackend
+    from gptoss_local.backends.llama_load import LoadSettings
+
+    cat = catalog_mod.load()
+    given = getattr(args, "model_path", None)
+    spec = None
+    if given is not None:
+        from gptoss_local.store.spec_from_file import spec_for_file
+
+        spec = spec_for_file(given, cat)
+    the_plan = make_plan(args, settings, cat, spec)
+    choice = choose_model(cat, args.model, given, the_plan)
+    for warning in the_plan.warnings:
+        notice(f"warning: {warning}")
+    log_dir = paths.ensure_dir(paths.logs_dir())
+    return LlamaCppBackend(
+        choice.path, LoadSettings.from_plan(the_plan), log_path=log_dir / "llama.log"
+    )

@@ -1,0 +1,54 @@
+"""Helpers for tests that run the real llama.cpp engine on the tiny model."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from gptoss_local.backends.base import Conversation, Finished, GenerationSettings
+from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.harmony import Message
+
+DATE = dt.date(2026, 12, 2)
+# Steers the random tiny model into a well-formed Harmony reply. The grammar ends with the
+# answer: once it is complete only end-of-generation tokens remain, and the bias below leaves
+# <|return|> as the only one.
+REPLY_GRAMMAR = (
+    'root ::= <|channel|> "analysis" <|message|> "The user says hi" <|end|> '
+    '<|start|> "assistant" <|channel|> "final" <|message|> "Hello there"'
+)
+
+
+def open_tiny(path: Path, log: Path | None = None, **load: object) -> LlamaCppBackend:
+    """The tiny model on the CPU with a small context."""
+    settings = LoadSettings(**{"context": 2048, "gpu_layers": 0, **load})  # type: ignore[arg-type]
+    return LlamaCppBackend(path, settings, log_path=log)
+
+
+def steered(backend: LlamaCppBackend, **extra: object) -> GenerationSettings:
+    """Settings that make the tiny model answer 'Hello there' after 'The user says hi'."""
+    ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ("<|call|>", "<|endoftext|>"))
+    return GenerationSettings(grammar=REPLY_GRAMMAR, logit_bias=ban, seed=1, **extra)  # type: ignore[arg-type]
+
+
+def never_stop(backend: LlamaCppBackend) -> tuple[tuple[int, float], ...]:
+    """A logit bias that bans every end-of-generation token: the reply runs to its limit."""
+    stops = ("<|return|>", "<|call|>", "<|endoftext|>")
+    return tuple((backend.tokenize(t)[0], float("-inf")) for t in stops)
+
+
+def chat(*texts: str, reply: tuple[str, str] | None = None) -> Conversation:
+    """A conversation of user messages, with an optional (reasoning, answer) after the first."""
+    messages = [Message("user", texts[0])]
+    if reply:
+        messages.append(Message("assistant", reply[1], reasoning=reply[0]))
+    messages += [Message("user", text) for text in texts[1:]]
+    return Conversation(tuple(messages), current_date=DATE)
+
+
+def finished(events: list) -> Finished:
+    """The stream's last item, checked to be the only `Finished`."""
+    assert isinstance(events[-1], Finished)
+    assert sum(isinstance(e, Finished) for e in events) == 1
+    return events[-1]
