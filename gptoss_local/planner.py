@@ -91,13 +91,10 @@ def plan(
     gpus, notes = _usable_gpus(hardware)
     vram_budget = sum(g.free_vram - vram_margin(g) for g in gpus)
     ram_budget = max(hardware.ram_available - ram_reserve(hardware), 0)
-    explicit = spec is not None or (bool(wishes.model) and wishes.model != "auto")
-    if spec is not None:
-        pass
-    elif wishes.model and explicit:
-        spec = catalog.model(wishes.model)
-    else:
-        spec = _default_model(catalog, gpus, vram_budget, wishes)
+    explicit = spec is not None or wishes.model not in (None, "", "auto")
+    if spec is None:
+        named = wishes.model if explicit else None
+        spec = catalog.model(named) if named else _default_model(catalog, gpus, vram_budget, wishes)
     chosen = _place(spec, len(gpus), vram_budget, ram_budget, wishes)
     fits = chosen is not None
     if chosen is None:

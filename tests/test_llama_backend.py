@@ -11,7 +11,7 @@ import pytest
 from engine_helpers import chat, finished, never_stop, open_tiny, steered
 
 from gptoss_local.backends.base import BackendError, GenerationSettings
-from gptoss_local.events import AnswerDelta, ReasoningDelta, TurnEnded
+from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall, TurnEnded
 from gptoss_local.harmony import render_prompt
 
 
@@ -182,3 +182,38 @@ def test_a_file_llama_cpp_cannot_load_says_what_it_reported(
         open_tiny(broken)
     assert caught.value.kind == "load_failed"
     assert "could not load renamed.gguf" in str(caught.value) and "attn_sinks" in str(caught.value)
+
+
+def test_steered_tool_call_is_parsed_and_stops_on_call(backend) -> None:
+    grammar = (
+        'root ::= <|channel|> "analysis" <|message|> "Need weather" <|end|> <|start|> "assistant" '
+        '<|channel|> "commentary to=functions.get_weather " <|constrain|> "json" <|message|> '
+        '"{\\"city\\": \\"Oslo\\"}"'
+    )
+    ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ("<|return|>", "<|endoftext|>"))
+    settings = GenerationSettings(grammar=grammar, logit_bias=ban, seed=1)
+    events = list(backend.stream(chat("weather in Oslo?"), settings))
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert calls == [ToolCall("get_weather", {"city": "Oslo"}, '{"city": "Oslo"}')]
+    assert text_of(events, ReasoningDelta) == "Need weather" and text_of(events, AnswerDelta) == ""
+    assert events[-2] == TurnEnded("call") and finished(events).stats.stop_reason == "call"
+
+
+def test_load_errors_name_the_cause_and_the_fix() -> None:
+    from gptoss_local.backends.llama_load import _load_error
+
+    oom = _load_error(
+        "llama.cpp could not load gpt-oss-20b-mxfp4.gguf",
+        [
+            "[INFO] load_tensors: offloading 24 repeating layers to GPU",
+            "[ERROR] ggml_backend_cuda_buffer_type_alloc_buffer: allocating 11000 MiB on device 0: "
+            "cudaMalloc failed: out of memory",
+            "[ERROR] llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+        ],
+    )
+    assert oom.kind == "out_of_memory" and "not enough memory" in str(oom)
+    assert "--cpu-moe" in str(oom) and "doctor" in str(oom)
+    other = _load_error(
+        "llama.cpp could not load x.gguf", ["[ERROR] llama_model_load: error loading model: bad"]
+    )
+    assert other.kind == "load_failed" and str(other) == "llama.cpp could not load x.gguf: bad."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 # Offsets of the Harmony control tokens from ``special_base``; o200k_harmony puts
@@ -91,6 +92,10 @@ TINY = SyntheticShape(
     context_length=4096,
 )
 
+# TINY's layers with gpt-oss's real 201,088-token vocabulary: the matmuls cost little, so what a
+# runner does per token over the whole vocabulary (logit copies, sampling) dominates decode.
+TINY_VOCAB = dataclasses.replace(TINY, name="tiny-vocab", vocab_size=201_088, special_base=199_998)
+
 # Big enough that decode cost is dominated by matmuls, small enough for a 2-core CPU.
 SMALL = SyntheticShape(
     name="small",
@@ -146,4 +151,6 @@ GPT_OSS_120B = SyntheticShape(
     rope_original_context=4096,
 )
 
-PRESETS: dict[str, SyntheticShape] = {s.name: s for s in (TINY, SMALL, GPT_OSS_20B, GPT_OSS_120B)}
+PRESETS: dict[str, SyntheticShape] = {
+    s.name: s for s in (TINY, TINY_VOCAB, SMALL, GPT_OSS_20B, GPT_OSS_120B)
+}
