@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from gptoss_local import catalog as catalog_mod
 from gptoss_local import config, paths
+from gptoss_local.backends.base import BackendError
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
 from gptoss_local.planner import Plan, Wishes
@@ -31,16 +32,15 @@ class ModelChoice:
     path: Path
 
 
-def choose_model(
-    cat: Catalog, model: str | None, model_path: Path | None, plan: Plan
-) -> ModelChoice:
+def choose_model(cat: Catalog, model_path: Path | None, plan: Plan | None) -> ModelChoice:
     """The file to load: `--model-path` as given, else the planned model in the models folder."""
     if model_path is not None:
         from gptoss_local.store.spec_from_file import spec_for_file
 
         return ModelChoice(spec_for_file(model_path, cat), model_path)
-    if plan.model is None:
-        raise WishError("no model fits this machine:\n" + "\n".join(plan.warnings))
+    if plan is None or plan.model is None:
+        warnings = plan.warnings if plan else ()
+        raise WishError("no model fits this machine:\n" + "\n".join(warnings))
     spec = cat.model(plan.model)
     path = paths.models_dir() / spec.entry_file.name
     if not path.is_file():
@@ -75,16 +75,32 @@ def open_backend(
 
     cat = catalog_mod.load()
     given = getattr(args, "model_path", None)
-    spec = None
     if given is not None:
-        from gptoss_local.store.spec_from_file import spec_for_file
-
-        spec = spec_for_file(given, cat)
-    the_plan = make_plan(args, settings, cat, spec)
-    choice = choose_model(cat, args.model, given, the_plan)
+        choice = choose_model(cat, given, None)
+        the_plan = make_plan(args, settings, cat, choice.spec)
+    else:
+        the_plan = make_plan(args, settings, cat, None)
+        choice = choose_model(cat, None, the_plan)
     for warning in the_plan.warnings:
         notice(f"warning: {warning}")
     log_dir = paths.ensure_dir(paths.logs_dir())
-    return LlamaCppBackend(
-        choice.path, LoadSettings.from_plan(the_plan), log_path=log_dir / "llama.log"
-    )
+    try:
+        return LlamaCppBackend(
+            choice.path, LoadSettings.from_plan(the_plan), log_path=log_dir / "llama.log"
+        )
+    except BackendError as exc:
+        if exc.kind == "out_of_memory":
+            exc.hint = _plan_that_fits_now(cat, choice.spec) or exc.hint
+        raise
+
+
+def _plan_that_fits_now(cat: Catalog, spec: ModelSpec) -> str | None:
+    """After a failed load has freed its memory: the flags of a plan that fits what is free."""
+    from gptoss_local.hardware import probe
+    from gptoss_local.planner import plan
+
+    fresh = plan(probe(), cat, Wishes(), spec=spec)
+    if not fresh.fits:
+        return None
+    flags = f"--cpu-moe {fresh.cpu_moe_layers} --context {fresh.context}"
+    return f"With the memory free now this would fit: {flags} (`gptoss-local doctor {flags}`)."

@@ -99,10 +99,27 @@ class _BuftOverride(ctypes.Structure):
 
 def cpu_buffer_type() -> int:
     """ggml's CPU buffer type, the same pointer llama.cpp's loader compares against."""
-    function = lib()._lib.ggml_backend_cpu_buffer_type
+    function = _find_symbol("ggml_backend_cpu_buffer_type")
     function.restype = ctypes.c_void_p
     function.argtypes = []
     return int(function())
+
+
+def _find_symbol(name: str) -> Any:
+    """A ggml function: through libllama's handle (Linux and macOS search its dependencies),
+    else from the ggml libraries beside it (Windows looks in one DLL only)."""
+    bindings = lib()
+    try:
+        return getattr(bindings._lib, name)
+    except AttributeError:
+        pass
+    folder = Path(bindings.__file__).parent / "lib"
+    for candidate in sorted(folder.glob("*ggml-cpu*")) + sorted(folder.glob("*ggml-base*")):
+        try:
+            return getattr(ctypes.CDLL(str(candidate)), name)
+        except (OSError, AttributeError):
+            continue
+    raise RuntimeError(f"{name} not found in llama-cpp-python's libraries")
 
 
 def expert_overrides(layers: int) -> ctypes.Array | None:
