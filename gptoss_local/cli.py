@@ -19,6 +19,7 @@ BACKENDS = ("llamacpp", "ollama")
 HANDLERS = {
     "doctor": "gptoss_local.commands.doctor:run_doctor",
     "run": "gptoss_local.commands.run:run_run",
+    "bench": "gptoss_local.commands.bench:run_bench",
 }
 
 
@@ -50,6 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
     from gptoss_local.commands.run import add_arguments as add_run_arguments
 
     add_run_arguments(run)
+    bench = commands.add_parser(
+        "bench",
+        help="measure prefill and decode speed of the planned model on this machine",
+        description="Load the planned model (or --model-path) and measure prompt evaluation and "
+        "generation speed with gpt-oss's sampling settings and greedy decoding; compares the "
+        "result with the known-good range for your GPU when there is one.",
+    )
+    _add_wish_arguments(bench, backend=False)
+    from gptoss_local.commands.bench import add_arguments as add_bench_arguments
+
+    add_bench_arguments(bench)
     return parser
 
 

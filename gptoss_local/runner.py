@@ -70,6 +70,13 @@ def open_backend(
     args: argparse.Namespace, settings: config.Settings, notice: Notice
 ) -> LlamaCppBackend:
     """Plan and load the llama.cpp backend; warnings about the plan go to `notice`."""
+    return open_planned(args, settings, notice)[0]
+
+
+def open_planned(
+    args: argparse.Namespace, settings: config.Settings, notice: Notice
+) -> tuple[LlamaCppBackend, Plan]:
+    """Plan and load the llama.cpp backend; returns it with the plan it follows."""
     from gptoss_local.backends.llama_cpp import LlamaCppBackend
     from gptoss_local.backends.llama_load import LoadSettings
 
@@ -85,13 +92,14 @@ def open_backend(
         notice(f"warning: {warning}")
     log_dir = paths.ensure_dir(paths.logs_dir())
     try:
-        return LlamaCppBackend(
+        backend = LlamaCppBackend(
             choice.path, LoadSettings.from_plan(the_plan), log_path=log_dir / "llama.log"
         )
     except BackendError as exc:
         if exc.kind == "out_of_memory":
             exc.hint = _plan_that_fits_now(cat, choice.spec) or exc.hint
         raise
+    return backend, the_plan
 
 
 def _plan_that_fits_now(cat: Catalog, spec: ModelSpec) -> str | None:

@@ -67,5 +67,5 @@ def _cpu_bytes_per_token(spec: ModelSpec, cpu_moe_layers: int) -> float:
 
 def _ram_bound(cpu_bytes: float, gpu_seconds: float, basis: str) -> SpeedRange:
     slow = 1 / (gpu_seconds + cpu_bytes / (RAM_GBS[0] * 1e9))
-    fast = 1 / (gpu_seconds + cpu_bytes / (RAM_GBS[1] * 1e9))
-    return SpeedRange(round(slow, 1), round(min(fast, SPEED_CAP), 1), basis)
+    fast = min(1 / (gpu_seconds + cpu_bytes / (RAM_GBS[1] * 1e9)), SPEED_CAP)
+    return SpeedRange(round(min(slow, fast), 1), round(fast, 1), basis)

@@ -217,3 +217,17 @@ def test_load_errors_name_the_cause_and_the_fix() -> None:
         "llama.cpp could not load x.gguf", ["[ERROR] llama_model_load: error loading model: bad"]
     )
     assert other.kind == "load_failed" and str(other) == "llama.cpp could not load x.gguf: bad."
+
+
+def test_backend_sampling_picks_the_same_greedy_tokens(backend, tmp_path: Path) -> None:
+    def greedy(on_backend: bool) -> str:
+        settings = GenerationSettings(
+            temperature=0,
+            max_tokens=40,
+            backend_sampling=on_backend,
+            logit_bias=never_stop(backend),
+        )
+        backend.cache.clear()
+        return "".join(getattr(e, "text", "") for e in backend.stream(chat("hello"), settings))
+
+    assert greedy(True) == greedy(False) != ""

@@ -45,6 +45,9 @@ class GenerationSettings:
     seed: int | None = None
     grammar: str | None = None  # GBNF constraining the raw output, for structured replies
     logit_bias: tuple[tuple[int, float], ...] = ()  # (token id, bias); -inf bans a token
+    # Sample inside llama.cpp's compute graph (on the GPU) instead of after it, saving a round
+    # trip per token; llama.cpp calls this experimental. Falls back to the CPU when refused.
+    backend_sampling: bool = False
 
     def __post_init__(self) -> None:
         if self.effort not in EFFORTS:

@@ -108,7 +108,7 @@ class LlamaCppBackend:
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, context_size, cancel
             )
-            sampler = Sampler(self._native.vocab, settings)
+            sampler = Sampler(self._native.vocab, settings, self._native.context)
             try:
                 yield from loop.run(tokens, sampler, settings.max_tokens, started)
             finally:

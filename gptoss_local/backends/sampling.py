@@ -13,9 +13,13 @@ from gptoss_local.backends.base import BackendError, GenerationSettings
 
 
 class Sampler:
-    """Owns one `llama_sampler` chain; `sample()` picks and accepts the next token."""
+    """Owns one `llama_sampler` chain; `sample()` picks and accepts the next token.
 
-    def __init__(self, vocab: Any, settings: GenerationSettings) -> None:
+    With `settings.backend_sampling` the chain is attached to the context, so llama.cpp samples
+    as part of each decode and `sample()` only reads the token back.
+    """
+
+    def __init__(self, vocab: Any, settings: GenerationSettings, context: Any = None) -> None:
         bindings = native.lib()
         params = bindings.llama_sampler_chain_default_params()
         params.no_perf = True
@@ -31,13 +35,21 @@ class Sampler:
             self.free()
             raise
         self._sample = bindings.llama_sampler_sample
+        self._attached_to = None
+        on_backend = settings.backend_sampling and context is not None
+        if on_backend and bindings.llama_set_sampler(context, 0, self._chain):
+            self._attached_to = context
+            self.stages.append("on-backend")
 
     def sample(self, context: Any) -> int:
         """The next token from the logits of the last evaluated position."""
         return int(self._sample(self._chain, context, -1))
 
     def free(self) -> None:
-        """Release the native chain (and its stages)."""
+        """Detach from the context and release the native chain (and its stages)."""
+        if self._attached_to is not None:
+            native.lib().llama_set_sampler(self._attached_to, 0, None)
+            self._attached_to = None
         if self._chain:
             native.lib().llama_sampler_free(self._chain)
             self._chain = None

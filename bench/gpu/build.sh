@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds llama.cpp (the source llama-cpp-python vendors, packed by prepare.sh) as shared libraries
+# plus llama-bench and llama-server (web UI off), for this machine's GPU.
+# Usage: bench/gpu/build.sh [BUILD_DIR] [CUDA_ARCH]   CUDA_ARCH: 90 (H100/H200), 89 (Ada),
+#        120 (RTX 50 / RTX PRO Blackwell), native, or "cpu" for a build without CUDA.
+# Afterwards: LLAMA_CPP_LIB_PATH=BUILD_DIR/out/bin makes llama-cpp-python use these libraries.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build="${1:-/tmp/gptoss-llama}"
+arch="${2:-native}"
+mkdir -p "$build/src"
+[ -d "$build/src/llama.cpp" ] || tar -xJf .device/llama.cpp.tar.xz -C "$build/src"
+gpu=(-DGGML_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch")
+[ "$arch" = cpu ] && gpu=(-DGGML_CUDA=OFF)
+generator=(); command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S "$build/src/llama.cpp" -B "$build/out" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DBUILD_SHARED_LIBS=ON "${gpu[@]}" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+  -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_CURL=OFF \
+  -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF >"$build/configure.log"
+cmake --build "$build/out" --target llama llama-bench llama-server mtmd -j "$(nproc)"
+ls "$build/out/bin"

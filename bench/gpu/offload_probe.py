@@ -1,0 +1,79 @@
+"""One load of a model in a fresh process, reported as JSON: VRAM (NVML, device-wide, less the
+baseline the caller measured before starting us) after load and after filling the context,
+resident RAM, and decode speed. A fresh process per configuration keeps CUDA's own allocations
+of one run out of the next one's figures.
+
+Run: python bench/gpu/offload_probe.py MODEL --cpu-moe N --context C --baseline-mib B
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from gptoss_local import benchmark
+from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llama_load import LoadSettings
+
+MIB = 1 << 20
+
+
+def used_vram_mib(baseline: float, index: int = 0) -> int | None:
+    """NVML's device-wide used memory less `baseline`; None without a GPU (a CPU rehearsal)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:
+        return None
+    try:
+        info = pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(index))
+        return round(info.used / MIB - baseline)
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def resident_gib() -> float:
+    import psutil
+
+    return psutil.Process().memory_info().rss / (1 << 30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model", type=Path)
+    parser.add_argument("--cpu-moe", type=int, default=0)
+    parser.add_argument("--context", type=int, default=4096)
+    parser.add_argument("--baseline-mib", type=float, default=0.0)
+    parser.add_argument("--threads", type=int)
+    parser.add_argument("--generate", type=int, default=64)
+    args = parser.parse_args()
+    settings = LoadSettings(
+        context=args.context, gpu_layers=-1, cpu_moe_layers=args.cpu_moe, threads=args.threads
+    )
+    report: dict = {"cpu_moe_layers": args.cpu_moe, "context": args.context}
+    with LlamaCppBackend(args.model, settings, log_path=args.model.parent / "probe.log") as backend:
+        report["vram_after_load_mib"] = used_vram_mib(args.baseline_mib)
+        fill = benchmark.filler_conversation(backend, args.context - args.generate - 64)
+        stats = benchmark.run_once(backend, fill, args.generate)
+        report["vram_after_fill_mib"] = used_vram_mib(args.baseline_mib)
+        report["context_used"] = stats.context_used
+        report["rss_gib"] = round(resident_gib(), 2)
+        short = benchmark.filler_conversation(backend, 200)
+        report["decode_tokens_per_second"] = round(
+            max(
+                benchmark.run_once(backend, short, args.generate).decode_tokens_per_second or 0
+                for _ in range(2)
+            ),
+            1,
+        )
+        report["threads"] = backend.info().details.get("threads")
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

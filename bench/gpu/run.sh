@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The GPU benchmark on a CUDA machine with no network, in as few steps as possible.
+#   bench/gpu/prepare.sh                      (once, on a machine with the package index)
+#   bench/gpu/run.sh OUT build                build llama.cpp (CUDA_ARCH=90 etc., default native)
+#   bench/gpu/run.sh OUT measure [ARGS...]    every 20b-shape measurement (ARGS go to run_all.py)
+#   bench/gpu/run.sh OUT 120b                 the 120b shape in a tmpfs, offload fitted to 24/32 GB
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out="${1:?output folder}"
+what="${2:-measure}"
+shift 2 || true
+build="${GPTOSS_BUILD:-/tmp/gptoss-llama}"
+site=/tmp/gptoss-site
+mkdir -p "$out"
+if [ ! -d "$site/llama_cpp" ]; then
+  mkdir -p "$site"
+  tar -xJf .device/llama_cpp_py.tar.xz -C "$site"
+  "${PYTHON:-python3}" -m pip install -q --no-index --no-deps --no-compile --target "$site" .device/wheels/*.whl
+fi
+export PYTHONPATH="$site:$PWD" LLAMA_CPP_LIB_PATH="$build/out/bin" PYTHONUNBUFFERED=1
+case "$what" in
+  build)
+    start=$(date +%s)
+    bash bench/gpu/build.sh "$build" "${CUDA_ARCH:-native}" >"$out/build.log" 2>&1
+    echo "build of llama.cpp ($(cat .device/VERSION), CUDA_ARCH=${CUDA_ARCH:-native}): $(( $(date +%s) - start )) s" | tee "$out/build-time.txt"
+    ;;
+  measure)
+    [ -x "$build/out/bin/llama-server" ] || bash "$0" "$out" build
+    "${PYTHON:-python3}" bench/gpu/run_all.py --bin "$build/out/bin" --out "$out" --shape 20b "$@"
+    ;;
+  120b)
+    [ -x "$build/out/bin/llama-server" ] || bash "$0" "$out" build
+    mkdir -p /mnt/gptoss-tmpfs
+    mountpoint -q /mnt/gptoss-tmpfs || mount -t tmpfs -o size=68g tmpfs /mnt/gptoss-tmpfs
+    "${PYTHON:-python3}" bench/gpu/run_all.py --bin "$build/out/bin" --out "$out" --shape 120b \
+      --models /mnt/gptoss-tmpfs --steps offload planner --budgets 24,32 "$@"
+    ;;
+  *) echo "unknown step $what" >&2; exit 2 ;;
+esac

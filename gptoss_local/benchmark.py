@@ -1,0 +1,88 @@
+"""Prefill and decode measurements of the llama.cpp backend, for `gptoss-local bench` and the
+GPU benchmark scripts. Each figure is taken with the cache cleared and end tokens banned, so a
+run always evaluates and generates exactly what was asked."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from gptoss_local.backends.base import Conversation, Finished, GenerationSettings, Stats
+from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.harmony import Message
+
+FILLER = " The quick brown fox jumps over the lazy dog near the river bank."
+SAMPLING = {
+    "greedy": {"temperature": 0.0},
+    "default": {"temperature": 1.0, "top_p": 1.0},  # gpt-oss's recommended settings
+}
+END_TOKENS = ("<|return|>", "<|call|>", "<|endoftext|>")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One run: what was evaluated and generated, and how fast."""
+
+    name: str
+    prompt_tokens: int
+    generated_tokens: int
+    prefill_tokens_per_second: float
+    decode_tokens_per_second: float
+    ttft_seconds: float
+
+
+def filler_conversation(backend: LlamaCppBackend, tokens: int) -> Conversation:
+    """A one-message conversation whose prompt is about `tokens` tokens long."""
+    per_chunk = max(1, len(backend.tokenize(FILLER, special=False)))
+    text = "Summarise this:" + FILLER * max(1, (tokens - 120) // per_chunk)
+    return Conversation((Message("user", text),), current_date=dt.date(2026, 1, 1))
+
+
+def run_once(
+    backend: LlamaCppBackend,
+    conversation: Conversation,
+    generate: int,
+    sampling: str = "greedy",
+    backend_sampling: bool = False,
+    keep_cache: bool = False,
+) -> Stats:
+    """Evaluate the conversation and generate exactly `generate` tokens; returns the stats."""
+    if not keep_cache:
+        backend.cache.clear()
+    ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in END_TOKENS)
+    settings = GenerationSettings(
+        max_tokens=generate, logit_bias=ban, seed=1, backend_sampling=backend_sampling,
+        **SAMPLING[sampling],  # type: ignore[arg-type]
+    )  # fmt: skip
+    for item in backend.stream(conversation, settings):
+        if isinstance(item, Finished):
+            return item.stats
+    raise RuntimeError("the stream ended without Finished")
+
+
+def measure(
+    backend: LlamaCppBackend,
+    name: str,
+    prompt_tokens: int,
+    generate: int,
+    sampling: str = "greedy",
+    backend_sampling: bool = False,
+    repeats: int = 3,
+) -> Measurement:
+    """Best of `repeats` runs (after one warm-up) of a prompt of about `prompt_tokens` tokens."""
+    conversation = filler_conversation(backend, prompt_tokens)
+    run_once(backend, conversation, min(generate, 8), sampling, backend_sampling)
+    runs = [
+        run_once(backend, conversation, generate, sampling, backend_sampling)
+        for _ in range(repeats)
+    ]
+    best = max(runs, key=lambda s: s.decode_tokens_per_second or 0.0)
+    fastest_prefill = max(s.evaluated_tokens / s.prefill_seconds for s in runs if s.prefill_seconds)
+    return Measurement(
+        name=name,
+        prompt_tokens=best.prompt_tokens,
+        generated_tokens=best.generated_tokens,
+        prefill_tokens_per_second=round(fastest_prefill, 1),
+        decode_tokens_per_second=round(best.decode_tokens_per_second or 0.0, 1),
+        ttft_seconds=round(best.ttft_seconds or 0.0, 4),
+    )

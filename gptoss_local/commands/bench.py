@@ -1,0 +1,64 @@
+"""`gptoss-local bench`: prefill and decode speed of the planned model on this machine."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `bench`."""
+    parser.add_argument("--model-path", type=Path, metavar="FILE",
+                        help="any gpt-oss GGUF file (default: the planned model)")  # fmt: skip
+    parser.add_argument("--prompt-tokens", type=int, default=512, metavar="N", help="default 512")
+    parser.add_argument("--generate", type=int, default=128, metavar="N", help="default 128")
+    parser.add_argument("--repeats", type=int, default=3, metavar="N", help="default 3")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """Load the planned model and measure; prints a table (or JSON)."""
+    from gptoss_local import benchmark, config
+    from gptoss_local.runner import open_planned
+
+    args.backend = "llamacpp"
+    settings = config.load()
+    backend, plan = open_planned(args, settings, notice=lambda text: print(text, file=sys.stderr))
+    on_gpu = backend.settings.gpu_layers != 0
+    runs = [("greedy", False), ("default", False)] + ([("default", True)] if on_gpu else [])
+    results = []
+    with backend:
+        for sampling, on_backend in runs:
+            name = f"{sampling}{', sampled on the GPU' if on_backend else ''}"
+            results.append(
+                benchmark.measure(
+                    backend,
+                    name,
+                    args.prompt_tokens,
+                    args.generate,
+                    sampling,
+                    on_backend,
+                    args.repeats,
+                )
+            )
+        info = backend.info()
+    if args.json:
+        doc = {"model": info.model, "placement": info.placement, "context": info.context_size,
+               "plan": plan.to_dict(), "results": [asdict(r) for r in results]}  # fmt: skip
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{info.model} · {info.placement} · context {info.context_size:,}")
+    print(f"{'run':34} {'prompt':>7} {'prefill t/s':>12} {'decode t/s':>11} {'TTFT s':>8}")
+    for r in results:
+        print(f"{r.name:34} {r.prompt_tokens:7} {r.prefill_tokens_per_second:12.1f} "
+              f"{r.decode_tokens_per_second:11.1f} {r.ttft_seconds:8.3f}")  # fmt: skip
+    if plan.speed:
+        best = max(r.decode_tokens_per_second for r in results)
+        verdict = "within" if best >= plan.speed.low else "BELOW"
+        print(f"expected decode: {plan.speed.low:g}–{plan.speed.high:g} t/s ({plan.speed.basis}); "
+              f"this machine is {verdict} that range")  # fmt: skip
+    return 0

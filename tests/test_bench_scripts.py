@@ -1,0 +1,85 @@
+"""The benchmark code that CI can run without a GPU: parsing llama.cpp's tools, the offload
+probe and the measurement steps on the tiny model, the planner's budget fitting, and `bench`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GPU_BENCH = Path(__file__).resolve().parent.parent / "bench" / "gpu"
+sys.path.insert(0, str(GPU_BENCH))
+
+import llama_tools  # noqa: E402
+import steps  # noqa: E402
+import steps_memory  # noqa: E402
+
+LLAMA_BENCH_JSON = json.dumps(
+    [
+        {"n_prompt": 512, "n_gen": 0, "n_depth": 0, "avg_ts": 9704.2, "stddev_ts": 40.1},
+        {"n_prompt": 0, "n_gen": 128, "n_depth": 8192, "avg_ts": 290.5, "stddev_ts": 1.2},
+    ]
+)
+
+
+def test_llama_bench_rows_are_parsed() -> None:
+    rows = llama_tools.parse_llama_bench(LLAMA_BENCH_JSON)
+    assert rows == [
+        {"test": "pp512", "depth": 0, "tokens_per_second": 9704.2, "stddev": 40.1},
+        {"test": "tg128", "depth": 8192, "tokens_per_second": 290.5, "stddev": 1.2},
+    ]
+
+
+def test_stream_summary_counts_gaps_between_tokens() -> None:
+    arrivals = [10.0 + 0.004 * i for i in range(101)]  # 101 tokens, 4 ms apart
+    summary = llama_tools.summarise_stream(arrivals, {"timings": {"predicted_per_second": 251.0}})
+    assert summary["tokens"] == 101 and summary["client_tokens_per_second"] == pytest.approx(
+        250, abs=0.5
+    )
+    assert summary["server_tokens_per_second"] == 251.0
+
+
+@pytest.mark.parametrize(("budget", "low", "high"), [(24, 20, 30), (32, 14, 26)])
+def test_offload_is_fitted_to_a_vram_budget(budget: float, low: int, high: int) -> None:
+    layers = steps_memory.planned_layers("120b", budget)
+    assert low <= layers <= high
+
+
+def test_offload_probe_reports_on_the_cpu(tiny_gguf: Path) -> None:
+    report = steps_memory.probe(tiny_gguf, 1, 1024)
+    assert "error" not in report, report.get("error")
+    assert report["cpu_moe_layers"] == 1 and report["vram_after_load_mib"] is None
+    assert report["decode_tokens_per_second"] > 0 and report["context_used"] > 500
+
+
+def test_measurement_steps_run_on_the_tiny_model(tiny_gguf: Path, tmp_path: Path) -> None:
+    run = steps.Run(Path("/nonexistent"), tiny_gguf, tmp_path, repeats=1)
+    args = argparse.Namespace(depths="0,1024", shape="tiny")
+    rows, table = steps.ours(run, args)
+    assert {r["kind"] for r in rows} == {"decode", "prefill"} and len(table) == len(rows) + 1
+    assert all(r["decode_tokens_per_second"] > 0 for r in rows if r["kind"] == "decode")
+    turns, _ = steps.ttft(run, args)
+    assert turns[0]["cached_tokens"] == 0
+    assert (
+        turns[1]["cached_tokens"] >= turns[0]["prompt_tokens"] and turns[1]["evaluated_tokens"] < 64
+    )
+
+
+def test_bench_command_json(isolated_home: Path, tiny_gguf: Path) -> None:
+    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(isolated_home)}
+    command = [sys.executable, "-m", "gptoss_local", "bench", "--model-path", str(tiny_gguf),
+               "--repeats", "1", "--generate", "16", "--json"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["placement"] == "CPU" and doc["plan"]["placement"] == "cpu"
+    names = [r["name"] for r in doc["results"]]
+    assert names == ["greedy", "default"]
+    assert all(
+        r["generated_tokens"] == 16 and r["decode_tokens_per_second"] > 0 for r in doc["results"]
+    )
