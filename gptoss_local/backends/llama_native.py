@@ -38,7 +38,9 @@ class NativeLog:
     def __init__(self, path: Path | None, keep: int = 400) -> None:
         self.recent: collections.deque[str] = collections.deque(maxlen=keep)
         self.count = 0  # lines received so far, for `since()`
-        self._file = path.open("a", encoding="utf-8", errors="replace") if path else None
+        self.path: Path | None = None
+        self._file: Any = None
+        self.set_file(path)
         self._pending = ""
         bindings = lib()
         self._callback = bindings.llama_log_callback(self._on_log)
@@ -59,6 +61,13 @@ class NativeLog:
         if self._file:
             self._file.flush()
 
+    def set_file(self, path: Path | None) -> None:
+        """Append to `path` from now on (None: keep lines in memory only)."""
+        if self._file is not None:
+            self._file.close()
+        self.path = path
+        self._file = path.open("a", encoding="utf-8", errors="replace") if path else None
+
     def since(self, mark: int) -> list[str]:
         """The lines received after `count` was `mark` (as many as are still kept)."""
         wanted = min(self.count - mark, len(self.recent))
@@ -72,8 +81,10 @@ def route_logs(path: Path | None) -> NativeLog:
     """Send every native log line to `path` (and keep recent ones); never to the terminal."""
     global _active_log
     with _state_lock:
-        if _active_log is None or (path and _active_log._file is None):
+        if _active_log is None:
             _active_log = NativeLog(path)
+        elif path is not None and path != _active_log.path:
+            _active_log.set_file(path)
         return _active_log
 
 
