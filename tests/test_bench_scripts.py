@@ -59,7 +59,7 @@ def test_offload_probe_reports_on_the_cpu(tiny_gguf: Path) -> None:
 
 def test_measurement_steps_run_on_the_tiny_model(tiny_gguf: Path, tmp_path: Path) -> None:
     run = steps.Run(Path("/nonexistent"), tiny_gguf, tmp_path, repeats=1)
-    args = argparse.Namespace(depths="0,1024", shape="tiny")
+    args = argparse.Namespace(depths="0,1024", shape="tiny", backend_sampling=True)
     rows, table = steps.ours(run, args)
     assert {r["kind"] for r in rows} == {"decode", "prefill"} and len(table) == len(rows) + 1
     assert all(r["decode_tokens_per_second"] > 0 for r in rows if r["kind"] == "decode")

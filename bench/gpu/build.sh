@@ -17,5 +17,7 @@ cmake -S "$build/src/llama.cpp" -B "$build/out" "${generator[@]}" -DCMAKE_BUILD_
   -DBUILD_SHARED_LIBS=ON "${gpu[@]}" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
   -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_CURL=OFF \
   -DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF >"$build/configure.log"
-cmake --build "$build/out" --target llama llama-bench llama-server mtmd -j "$(nproc)"
+# BUILD_TARGETS="llama" builds only what the Python side needs.
+# shellcheck disable=SC2086
+cmake --build "$build/out" --target ${BUILD_TARGETS:-llama llama-bench llama-server mtmd} -j "$(nproc)"
 ls "$build/out/bin"

@@ -25,11 +25,11 @@ case "$what" in
     echo "build of llama.cpp ($(cat .device/VERSION), CUDA_ARCH=${CUDA_ARCH:-native}): $(( $(date +%s) - start )) s" | tee "$out/build-time.txt"
     ;;
   measure)
-    [ -x "$build/out/bin/llama-server" ] || bash "$0" "$out" build
+    [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
     "${PYTHON:-python3}" bench/gpu/run_all.py --bin "$build/out/bin" --out "$out" --shape 20b "$@"
     ;;
   120b)
-    [ -x "$build/out/bin/llama-server" ] || bash "$0" "$out" build
+    [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
     mkdir -p /mnt/gptoss-tmpfs
     mountpoint -q /mnt/gptoss-tmpfs || mount -t tmpfs -o size=68g tmpfs /mnt/gptoss-tmpfs
     "${PYTHON:-python3}" bench/gpu/run_all.py --bin "$build/out/bin" --out "$out" --shape 120b \

@@ -52,6 +52,8 @@ def main() -> None:
     parser.add_argument("--budgets", help="GiB of VRAM, e.g. 24,32: offload as the plan for each")
     parser.add_argument("--depths", default="0,8192,32768")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-backend-sampling", dest="backend_sampling", action="store_false",
+                        help="skip our runs that sample inside the graph")  # fmt: skip
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     run = steps.Run(

@@ -85,12 +85,9 @@ def ours(run: Run, args: argparse.Namespace) -> tuple[object, list[str]]:
     settings = LoadSettings(context=max(depths) + 4096, gpu_layers=-1)
     rows = []
     with LlamaCppBackend(run.model, settings, log_path=run.logs / "ours.log") as backend:
-        for sampling, on_gpu in (
-            ("greedy", False),
-            ("default", False),
-            ("greedy", True),
-            ("default", True),
-        ):
+        modes = [("greedy", False), ("default", False)]
+        modes += [("greedy", True), ("default", True)] if args.backend_sampling else []
+        for sampling, on_gpu in modes:
             name = f"{sampling}{' backend-sampled' if on_gpu else ''}"
             # The shortest prompt (the Harmony system message and a line): depth ~0, as tg128.
             m = benchmark.measure(backend, name, 0, GENERATE, sampling, on_gpu, run.repeats)
@@ -101,7 +98,7 @@ def ours(run: Run, args: argparse.Namespace) -> tuple[object, list[str]]:
             )
             rows.append({"kind": "prefill", "depth": 0, **asdict(m)})
         for depth in depths[1:]:
-            for on_gpu in (False, True):
+            for on_gpu in (False, True) if args.backend_sampling else (False,):
                 name = f"greedy at {depth}{' backend-sampled' if on_gpu else ''}"
                 m = benchmark.measure(backend, name, depth, GENERATE, "greedy", on_gpu, run.repeats)
                 rows.append({"kind": "decode", "depth": depth, **asdict(m)})
