@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from gptoss_local.backends.base import Conversation, Finished, GenerationSettings, Stats
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.harmony import Message
+from gptoss_local.harmony import Message, render_prompt
 
 FILLER = " The quick brown fox jumps over the lazy dog near the river bank."
 SAMPLING = {
@@ -32,10 +32,26 @@ class Measurement:
 
 
 def filler_conversation(backend: LlamaCppBackend, tokens: int) -> Conversation:
-    """A one-message conversation whose prompt is about `tokens` tokens long."""
+    """A one-message conversation whose prompt is `tokens` tokens long (at least the shortest
+    possible prompt). Exact lengths matter: llama.cpp evaluates prompts in micro-batches of
+    512, and a 2,113-token prompt costs a fifth more than a 2,048-token one."""
+
+    def prompt_length(text: str) -> int:
+        c = conversation(text)
+        return len(backend.tokenize(render_prompt(list(c.messages), current_date=c.current_date)))
+
+    def conversation(text: str) -> Conversation:
+        return Conversation((Message("user", text),), current_date=dt.date(2026, 1, 1))
+
+    text = "Summarise this:"
     per_chunk = max(1, len(backend.tokenize(FILLER, special=False)))
-    text = "Summarise this:" + FILLER * max(1, (tokens - 120) // per_chunk)
-    return Conversation((Message("user", text),), current_date=dt.date(2026, 1, 1))
+    text += FILLER * max(0, (tokens - prompt_length(text)) // per_chunk)
+    while prompt_length(text) > tokens and text.endswith(FILLER):
+        text = text[: -len(FILLER)]
+    missing = tokens - prompt_length(text)
+    if missing > 0:
+        text += "\n" * missing  # a line break is one token in byte-level vocabularies
+    return conversation(text)
 
 
 def run_once(

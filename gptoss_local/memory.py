@@ -18,6 +18,10 @@ MIB = 1 << 20
 GIB = 1 << 30
 CUDA_CONTEXT_BYTES = 512 * MIB  # per GPU, counted by NVML as used memory
 COMPUTE_EXTRA_BYTES = 128 * MIB  # graph scratch beyond the logits
+# Calibrated on an H200 (bench/results/gpu): once the first prompt has run, use grows by ~0.1 GiB
+# (20b) to ~0.3 GiB (120b) over what was allocated at load, growing with the layer count.
+FIRST_USE_BYTES = 64 * MIB
+LAYER_OVERHEAD_BYTES = 10 * MIB
 HOST_BUFFERS_BYTES = 256 * MIB  # CPU-side compute and staging buffers
 PROCESS_BYTES = 512 * MIB  # the Python process, llama.cpp and the UI themselves
 KV_CELL_PAD = 256  # llama.cpp rounds KV cache sizes up to this many cells
@@ -76,8 +80,8 @@ def estimate(spec: ModelSpec, placement: Placement) -> Estimate:
     layers_in_ram = min(max(placement.cpu_moe_layers, 0), shape.layers)
     in_ram = shape.token_embd_bytes + layers_in_ram * shape.expert_layer_bytes
     on_gpu = spec.total_bytes - in_ram
-    per_gpu = CUDA_CONTEXT_BYTES + compute
-    vram = on_gpu + kv + placement.gpu_count * per_gpu
+    per_gpu = CUDA_CONTEXT_BYTES + compute + FIRST_USE_BYTES
+    vram = on_gpu + kv + placement.gpu_count * per_gpu + shape.layers * LAYER_OVERHEAD_BYTES
     ram = in_ram + HOST_BUFFERS_BYTES + PROCESS_BYTES
     return Estimate(vram=vram, ram=ram, kv_cache=kv, weights_on_gpu=on_gpu, weights_in_ram=in_ram)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 
@@ -46,6 +45,8 @@ def run_bench(args: argparse.Namespace) -> int:
             )
         info = backend.info()
     if args.json:
+        from dataclasses import asdict
+
         doc = {"model": info.model, "placement": info.placement, "context": info.context_size,
                "plan": plan.to_dict(), "results": [asdict(r) for r in results]}  # fmt: skip
         json.dump(doc, sys.stdout, indent=2)

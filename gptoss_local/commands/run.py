@@ -23,6 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top-p", type=float, default=1.0, help="default 1.0 (off)")
     parser.add_argument("--tools", type=Path, metavar="FILE", help="JSON list of function tools")
     parser.add_argument(
+        "--cpu-sampling", action="store_true",
+        help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
+    )  # fmt: skip
+    parser.add_argument(
         "--show-reasoning", action="store_true", help="print the reasoning to stderr"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per line on stdout")
@@ -68,6 +72,11 @@ def run_run(args: argparse.Namespace) -> int:
     from gptoss_local.runner import open_backend
 
     backend = open_backend(args, settings, notice=_stderr)
+    if backend.settings.gpu_layers != 0 and not args.cpu_sampling:
+        from dataclasses import replace
+
+        # Sampling inside the GPU graph: measured 306 vs 193 t/s at gpt-oss's defaults on an H200.
+        generation = replace(generation, backend_sampling=True)
     try:
         return _stream(backend, conversation, generation, args)
     finally:
