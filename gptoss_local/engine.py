@@ -35,6 +35,9 @@ def engine_status() -> EngineStatus:
     try:
         import llama_cpp
 
+        from gptoss_local.backends.llama_native import route_logs
+
+        route_logs(None)  # the first call initialises CUDA, which logs; keep that off the terminal
         offload = bool(llama_cpp.llama_supports_gpu_offload())
         info = llama_cpp.llama_print_system_info().decode(errors="replace")
     except Exception as exc:  # a broken native library raises OSError, RuntimeError, ...
