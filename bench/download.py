@@ -1,12 +1,12 @@
 """Download throughput of `pull` against curl, on one loopback server, and the cost of hashing.
 
 A 1 GB GGUF-shaped file of random bytes is served from 127.0.0.1 by one server process
-(sendfile, Range support) to both clients. Each round, alternating: curl writes it to disk;
-`pull_model` pulls it (stream, sha256 while writing, fsync, rename, GGUF check); curl again,
-then fsync; and the same pull with sha256 stubbed out. Medians over the rounds. Target: pull's
-streaming throughput >= 0.9 of curl's.
+(sendfile, Range support) to both clients. Each round runs, in rotating order: curl writing it
+to disk; `pull_model` (stream, sha256 while writing, fsync, rename, GGUF check); curl, then an
+fsync. Medians over the rounds, after untimed warm-up rounds. Target: pull's throughput to the
+last byte >= 0.9 of curl's. Hashing's cost: sha256 alone, and pull's client CPU beyond curl's.
 
-Run `python bench/download.py [--size-mb 1024] [--rounds 3] [--out bench/results/download.txt]`.
+Run `python bench/download.py [--size-mb 1024] [--rounds 5] [--rate-mbs N] [--out FILE [--append]]`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import types
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from gptoss_local.store.progress import Progress
 
 CURL = shutil.which("curl") or "/usr/bin/curl"
-KINDS = ("curl", "pull", "curl+fsync", "pull, no sha")
+KINDS = ("curl", "pull", "curl+fsync")
 NAME = "bench.gguf"
 
 
@@ -70,23 +69,27 @@ class _Handler(BaseHTTPRequestHandler):
         if start:
             self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
         self.end_headers()
+        rate: float = self.server.rate  # type: ignore[attr-defined]
+        began, sent = time.perf_counter(), 0
         with path.open("rb") as f:
-            self.connection.sendfile(f, start, size - start)
+            while sent < size - start:  # 4 MiB at a time, paced when a line speed is set
+                sent += self.connection.sendfile(f, start + sent, min(4 << 20, size - start - sent))
+                if rate:
+                    time.sleep(max(0.0, began + sent / rate - time.perf_counter()))
 
 
-def serve_forever(file: Path) -> None:
-    """Serve `file` on a free loopback port (printed on stdout) until killed."""
+def serve_forever(file: Path, rate: float) -> None:
+    """Serve `file` on a free loopback port (printed on stdout) until killed; `rate` in B/s."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.file = file  # type: ignore[attr-defined]
+    server.file, server.rate = file, rate  # type: ignore[attr-defined]
     print(server.server_address[1], flush=True)
     server.serve_forever()
 
 
-def serve(file: Path) -> tuple[subprocess.Popen, int]:
+def serve(file: Path, rate: float) -> tuple[subprocess.Popen, int]:
     """The server in its own process, so it never competes with the client for the GIL."""
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve", str(file)], stdout=subprocess.PIPE, text=True
-    )
+    command = [sys.executable, __file__, "--serve", str(file), "--rate-mbs", str(rate / 1e6)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     return proc, int(proc.stdout.readline())
 
@@ -107,16 +110,23 @@ def manifest(path: Path, port: int, size: int, sha: str) -> Path:
 
 @dataclass(frozen=True)
 class Timing:
-    """One run: wall seconds to the last byte written, to the end, and the client's CPU seconds."""
+    """One run: wall seconds to the last byte written and to the end; the client's CPU seconds
+    in user space (its own work: hashing, Python) and in the kernel (copies, page cache)."""
 
     stream: float
     total: float
-    cpu: float
+    user: float
+    sys: float
 
 
-def _cpu(who: int) -> float:
+def _cpu(who: int) -> tuple[float, float]:
     usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
+    return usage.ru_utime, usage.ru_stime
+
+
+def _timing(stream: float, total: float, before: tuple[float, float], who: int) -> Timing:
+    user, sys_ = _cpu(who)
+    return Timing(stream, total, user - before[0], sys_ - before[1])
 
 
 def time_curl(url: str, out: Path, durable: bool) -> Timing:
@@ -124,23 +134,25 @@ def time_curl(url: str, out: Path, durable: bool) -> Timing:
     cpu, start = _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
     subprocess.run([CURL, "-sS", "-o", str(out), url], check=True)
     stream = time.perf_counter() - start
-    if durable:
+    timing = _timing(stream, stream, cpu, resource.RUSAGE_CHILDREN)
+    if durable:  # the fsync runs here: count its CPU too, as pull's own fsync is counted
+        own = _cpu(resource.RUSAGE_SELF)
         fd = os.open(out, os.O_RDONLY)
         os.fsync(fd)
         os.close(fd)
-    total = time.perf_counter() - start
+        extra = _timing(0, 0, own, resource.RUSAGE_SELF)
+        timing = Timing(stream, time.perf_counter() - start, timing.user + extra.user,
+                        timing.sys + extra.sys)  # fmt: skip
     out.unlink()
-    return Timing(stream, total, _cpu(resource.RUSAGE_CHILDREN) - cpu)
+    return timing
 
 
-def time_pull(home: Path, hashing: bool = True) -> Timing:
-    """`pull_model` end to end; `hashing=False` stubs sha256 out to show what it costs."""
+def time_pull(home: Path) -> Timing:
+    """`pull_model` end to end: stream, sha256 while writing, fsync, rename, GGUF check."""
     from gptoss_local import catalog
-    from gptoss_local.store import sink
     from gptoss_local.store.pull import PullOptions, pull_model
 
     cat = catalog.load()
-    spec = cat.model("bench")
     streamed = [0.0]
     cpu, start = _cpu(resource.RUSAGE_SELF), time.perf_counter()
 
@@ -148,28 +160,11 @@ def time_pull(home: Path, hashing: bool = True) -> Timing:
         if report.phase == "download" and report.done == report.total and not streamed[0]:
             streamed[0] = time.perf_counter() - start
 
-    real = sink.hashlib
-    if not hashing:
-        sink.hashlib = types.SimpleNamespace(sha256=lambda: _NoHash(spec.entry_file.sha256))  # type: ignore[assignment]
-    try:
-        pull_model(spec, cat, PullOptions(reuse=False, disk_margin=0), progress)
-    finally:
-        sink.hashlib = real
+    pull_model(cat.model("bench"), cat, PullOptions(reuse=False, disk_margin=0), progress)
     total = time.perf_counter() - start
-    used = _cpu(resource.RUSAGE_SELF) - cpu
+    timing = _timing(streamed[0] or total, total, cpu, resource.RUSAGE_SELF)
     shutil.rmtree(home / "models")
-    return Timing(streamed[0] or total, total, used)
-
-
-class _NoHash:
-    def __init__(self, digest: str) -> None:
-        self.digest = digest
-
-    def update(self, _: object) -> None:
-        pass
-
-    def hexdigest(self) -> str:
-        return self.digest
+    return timing
 
 
 def time_sha256(path: Path) -> float:
@@ -212,10 +207,14 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=1, help="untimed rounds first")
     parser.add_argument("--dir", type=Path, help="work folder (default: a temporary one)")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--append", action="store_true", help="add to --out, do not replace it")
+    parser.add_argument(
+        "--rate-mbs", type=float, default=0, help="line speed of the server in MB/s (0: no limit)"
+    )
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve_forever(args.serve)
+        serve_forever(args.serve, args.rate_mbs * 1e6)
         return 0
     work = Path(tempfile.mkdtemp(prefix="gptoss-bench-", dir=args.dir))
     try:
@@ -230,18 +229,19 @@ def _run(args: argparse.Namespace, work: Path) -> int:
     served.parent.mkdir()
     sha = write_gguf(served, size)
     size = served.stat().st_size
-    server, port = serve(served)
+    server, port = serve(served, args.rate_mbs * 1e6)
     os.environ["GPTOSS_LOCAL_HOME"] = str(work / "home")
     os.environ["GPTOSS_LOCAL_MANIFEST"] = str(manifest(work / "m.toml", port, size, sha))
     url = f"http://127.0.0.1:{port}/{NAME}"
     runs: dict[str, list[Timing]] = {k: [] for k in KINDS}
     for round_no in range(-args.warmup, args.rounds):
-        for kind in KINDS:
+        order = KINDS[round_no % len(KINDS) :] + KINDS[: round_no % len(KINDS)]  # no order bias
+        for kind in order:
             _settle()
-            if kind.startswith("curl"):
-                timing = time_curl(url, work / "curl.out", durable=kind == "curl+fsync")
+            if kind == "pull":
+                timing = time_pull(work / "home")
             else:
-                timing = time_pull(work / "home", hashing=kind == "pull")
+                timing = time_curl(url, work / "curl.out", durable=kind == "curl+fsync")
             if round_no >= 0:  # warm-up rounds fault the page cache's memory in first
                 runs[kind].append(timing)
     server.kill()
@@ -250,7 +250,8 @@ def _run(args: argparse.Namespace, work: Path) -> int:
     print(report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(report + "\n")
+        with args.out.open("a" if args.append else "w", encoding="utf-8") as f:
+            f.write(("\n" if args.append else "") + report + "\n")
     return 0
 
 
@@ -260,32 +261,38 @@ def _report(
     def med(kind: str, what: str) -> float:
         return statistics.median(getattr(t, what) for t in runs[kind])
 
+    def best(kind: str) -> float:  # the least disturbed run
+        return min(t.stream for t in runs[kind])
+
     gb = size / 1e9
     lines = [
         "# bench/download.py: loopback pull vs curl, one server process, same disk",
         f"command: python bench/download.py {' '.join(sys.argv[1:])}".rstrip(),
         f"machine: {machine()}",
-        f"file: {size:,} bytes; {args.warmup} untimed round(s), then {args.rounds} rounds of "
-        f"{len(KINDS)} runs; medians",
+        f"file: {size:,} bytes; server line speed: "
+        f"{f'{args.rate_mbs:g} MB/s' if args.rate_mbs else 'unlimited'}; {args.warmup} untimed "
+        f"round(s), then {args.rounds} rounds of {len(KINDS)} runs; medians",
         "",
-        "run            to last byte    MB/s  end to end  client CPU s/GB  (to last byte, each)",
-    ]
+        "run          to last byte   MB/s  end to end  CPU s/GB user, kernel  (to last byte, each)",
+    ]  # CPU: the client's, end to end (fsync included); the server's is not counted
     for kind in KINDS:
         each = ", ".join(f"{t.stream:.2f}" for t in runs[kind])
         lines.append(
-            f"{kind:<14} {med(kind, 'stream'):10.2f} s {size / med(kind, 'stream') / 1e6:7.0f}"
-            f" {med(kind, 'total'):9.2f} s {med(kind, 'cpu') / gb:16.2f}  ({each})"
+            f"{kind:<12} {med(kind, 'stream'):10.2f} s {size / med(kind, 'stream') / 1e6:6.0f}"
+            f" {med(kind, 'total'):9.2f} s {med(kind, 'user') / gb:10.2f}, "
+            f"{med(kind, 'sys') / gb:.2f}   ({each})"
         )
     lines += [
         "",
-        f"ratio pull/curl to the last byte (sha256 on): "
-        f"{med('curl', 'stream') / med('pull', 'stream'):.2f}  (target >= 0.9)",
+        f"ratio pull/curl to the last byte (sha256 on): median "
+        f"{med('curl', 'stream') / med('pull', 'stream'):.2f}, best of each "
+        f"{best('curl') / best('pull'):.2f}  (target >= 0.9)",
         f"ratio pull/curl end to end (pull: fsync, rename, GGUF check; curl: then fsync): "
         f"{med('curl+fsync', 'total') / med('pull', 'total'):.2f}",
         f"sha256 alone, store hasher, warm page cache: {size / sha_s / 1e6:.0f} MB/s "
         f"({sha_s / gb:.2f} CPU s/GB)",
-        f"hashing inside the pull: {med('pull', 'stream') - med('pull, no sha', 'stream'):+.2f} s "
-        f"to the last byte, {(med('pull', 'cpu') - med('pull, no sha', 'cpu')) / gb:+.2f} CPU s/GB",
+        f"user CPU per GB beyond curl's (sha256, Python): "
+        f"{(med('pull', 'user') - med('curl', 'user')) / gb:+.2f} s",
     ]
     return "\n".join(lines)
 

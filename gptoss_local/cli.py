@@ -20,6 +20,13 @@ HANDLERS = {
     "doctor": "gptoss_local.commands.doctor:run_doctor",
     "run": "gptoss_local.commands.run:run_run",
     "bench": "gptoss_local.commands.bench:run_bench",
+    "pull": "gptoss_local.commands.pull:run_pull",
+    "models": "gptoss_local.commands.models:run_models",
+    "list": "gptoss_local.commands.models:run_models",
+    "verify": "gptoss_local.commands.verify:run_verify",
+    "rm": "gptoss_local.commands.rm:run_rm",
+    "import": "gptoss_local.commands.import_model:run_import",
+    "chats": "gptoss_local.commands.chats:run_chats",
 }
 
 
@@ -62,7 +69,60 @@ def build_parser() -> argparse.ArgumentParser:
     from gptoss_local.commands.bench import add_arguments as add_bench_arguments
 
     add_bench_arguments(bench)
+    _add_store_commands(commands)
+    from gptoss_local.commands import chats
+
+    chats.add_arguments(
+        commands.add_parser(
+            "chats",
+            help="list the saved chats, or export one (chats export ID --format md|json)",
+            description="List the saved chats (id, title, last update, messages, model), or "
+            "export one with its reasoning and per-message stats as Markdown or JSON.",
+        )
+    )
     return parser
+
+
+def _add_store_commands(commands: argparse._SubParsersAction) -> None:
+    from gptoss_local.commands import import_model, models, pull, rm, verify
+
+    pull.add_arguments(
+        commands.add_parser(
+            "pull",
+            help="download a model (resumable, verified), or reuse a copy already on this PC",
+            description="Download the model's files into the models folder, verified against "
+            "the manifest's sha256; resumes after an interruption, retries, falls back to the "
+            "next source, and reuses copies from the Hugging Face, llama.cpp or LM Studio caches.",
+        )
+    )
+    models.add_arguments(
+        commands.add_parser(
+            "models",
+            aliases=["list"],
+            help="list the models with their state (absent, partial, present, verified, corrupt)",
+            description="List each model of the manifest with its state, size and path.",
+        )
+    )
+    verify.add_arguments(
+        commands.add_parser(
+            "verify",
+            help="hash downloaded models again and check them",
+            description="Hash the model files again against the manifest and check the GGUF.",
+        )
+    )
+    rm.add_arguments(
+        commands.add_parser(
+            "rm", help="delete a model's files", description="Delete a model's files, after asking."
+        )
+    )
+    import_model.add_arguments(
+        commands.add_parser(
+            "import",
+            help="adopt a model file downloaded by hand, after verifying it",
+            description="Verify a file you downloaded yourself against the manifest (size, "
+            "sha256, GGUF structure) and hard-link, copy or move it into the models folder.",
+        )
+    )
 
 
 def _add_wish_arguments(parser: argparse.ArgumentParser, backend: bool = True) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from gptoss_local.backends.base import BackendError
 from gptoss_local.catalog import ManifestError
 from gptoss_local.config import SettingsError
+from gptoss_local.session.errors import HistoryError
+from gptoss_local.store.errors import StoreError
 from gptoss_local.store.gguf_check import GgufError
 
 
@@ -12,4 +14,12 @@ class WishError(ValueError):
     """A command-line choice that cannot be honoured (unknown model, bad context)."""
 
 
-UserFacingError = (BackendError, GgufError, ManifestError, SettingsError, WishError)
+UserFacingError = (
+    BackendError,
+    GgufError,
+    HistoryError,
+    ManifestError,
+    SettingsError,
+    StoreError,
+    WishError,
+)

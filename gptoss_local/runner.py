@@ -44,9 +44,11 @@ def choose_model(cat: Catalog, model_path: Path | None, plan: Plan | None) -> Mo
     spec = cat.model(plan.model)
     path = paths.models_dir() / spec.entry_file.name
     if not path.is_file():
+        alias = (spec.aliases or (spec.name,))[0]
         raise WishError(
-            f"{spec.name} is not downloaded: {path} does not exist. Put {spec.entry_file.name} "
-            "there, or pass --model-path FILE."
+            f"{spec.name} is not downloaded: {path} does not exist. Download it with "
+            f"`gptoss-local pull {alias}`, adopt a copy you have with `gptoss-local import FILE`, "
+            "or pass --model-path FILE."
         )
     return ModelChoice(spec, path)
 

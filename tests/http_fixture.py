@@ -1,14 +1,11 @@
-"""A real HTTP server on 127.0.0.1 with Range support and injectable faults, and the files and
-manifest it serves, for the model store tests. Loopback only: nothing here reaches another host."""
+"""A real HTTP server on 127.0.0.1 with Range support and injectable faults, for the model store
+tests. Loopback only: nothing here reaches another host."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import os
-import random
 import socket
-import struct
+import ssl
 import threading
 import time
 from collections import Counter
@@ -16,15 +13,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
-
-from gptoss_local import catalog
-from gptoss_local.catalog import Shape
-from gptoss_local.store.download import RetryPolicy
-from gptoss_local.store.pull import PullOptions
-
-REPO = "test-org/tiny-GGUF"
-FAST = RetryPolicy(attempts=3, backoff=0.0, timeout=5.0, chunk=64 * 1024, sleep=lambda _: None)
+from store_files import REPO
 
 
 @dataclass
@@ -186,130 +175,21 @@ def _range_start(header: str | None) -> int:
     return int(header[len("bytes=") :].split("-", 1)[0] or 0)
 
 
-@pytest.fixture(name="http_server")
-def fixture_http_server() -> FileServer:
-    """A FileServer running on 127.0.0.1 for the length of one test."""
-    owner = FileServer()
+def start_server(owner: FileServer, tls: ssl.SSLContext | None = None) -> _Server:
+    """Serve `owner`'s files on 127.0.0.1 (a free port) from a thread; stop with `stop_server`.
+
+    With `tls` it speaks https, and `owner.port` is left alone (it may have a plain server)."""
     server = _Server(("127.0.0.1", 0), _Handler)
     server.owner = owner
-    owner.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    yield owner  # type: ignore[misc]
+    if tls:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    else:
+        owner.port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+    return server
+
+
+def stop_server(server: _Server) -> None:
+    """Stop serving and close the socket."""
     server.shutdown()
     server.server_close()
-
-
-@pytest.fixture(name="store_env", autouse=True)
-def fixture_store_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake home with no caches, no proxies and offline mode off."""
-    home = tmp_path / "user-home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("USERPROFILE", str(home))
-    for name in ("HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "LLAMA_CACHE",
-                 "XDG_CACHE_HOME", "HF_HUB_OFFLINE", "GPTOSS_LOCAL_OFFLINE", "HF_ENDPOINT",
-                 "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
-                 "ALL_PROXY"):  # fmt: skip
-        monkeypatch.delenv(name, raising=False)
-    return home
-
-
-# --- files -------------------------------------------------------------------------------------
-
-
-def _gstr(text: str) -> bytes:
-    raw = text.encode()
-    return struct.pack("<Q", len(raw)) + raw
-
-
-def gguf_file(payload: int, seed: int, split: tuple[int, int] | None = None) -> bytes:
-    """A valid gpt-oss GGUF holding one F32 tensor of `payload` random bytes (a multiple of 4).
-
-    `split` = (index, count) makes it shard `index` of a `count`-shard model, one tensor each.
-    """
-    kvs = [_gstr("general.architecture") + struct.pack("<i", 8) + _gstr("gpt-oss")]
-    if split:
-        no, count = split
-        kvs += [
-            _gstr("split.no") + struct.pack("<iH", 2, no),
-            _gstr("split.count") + struct.pack("<iH", 2, count),
-            _gstr("split.tensors.count") + struct.pack("<ii", 5, count),
-        ]
-    info = _gstr(f"t{seed}.weight") + struct.pack("<IqiQ", 1, payload // 4, 0, 0)
-    head = b"GGUF" + struct.pack("<IQQ", 3, 1, len(kvs)) + b"".join(kvs) + info
-    head += bytes(-len(head) % 32)
-    return head + random.Random(seed).randbytes(payload)
-
-
-@dataclass(frozen=True)
-class Served:
-    """The files of one served model, and the manifest that lists them."""
-
-    manifest: Path
-    files: dict[str, bytes]
-
-    @property
-    def names(self) -> list[str]:
-        return list(self.files)
-
-
-def _shape_toml() -> str:
-    shape: Shape = catalog.load().model("20b").shape  # the shipped numbers: plausible and valid
-    return "\n".join(f"{k} = {v}" for k, v in vars(shape).items())
-
-
-def write_manifest(
-    path: Path, models: dict[str, dict[str, bytes]], sources: dict[str, str]
-) -> Path:
-    """A manifest listing `models` (name -> files) with their real sizes and sha256."""
-    lines = ["schema = 1", ""]
-    for name, url in sources.items():
-        lines += [f"[sources.{name}]", f'url = "{url}"', ""]
-    for model, files in models.items():
-        alias = model.split("-")[-1]
-        lines += [
-            f"[models.{model}]",
-            f'aliases = ["{alias}"]',
-            f'repo = "{REPO}"',
-            'revision = "abc123"',
-            'license = "Apache-2.0"',
-            'ollama_tag = "x"',
-            "",
-        ]
-        for fname, data in files.items():
-            lines += [f"[[models.{model}.files]]", f'name = "{fname}"', f"bytes = {len(data)}",
-                      f'sha256 = "{hashlib.sha256(data).hexdigest()}"', ""]  # fmt: skip
-        lines += [f"[models.{model}.shape]", _shape_toml(), ""]
-    path.write_text("\n".join(lines))
-    return path
-
-
-@pytest.fixture(name="served")
-def fixture_served(
-    http_server: FileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Served:
-    """Model `tiny-one` (one 3 MB file) and `tiny-split` (three shards), served from sources
-    `main` and `mirror` of the test server, listed in a manifest set as GPTOSS_LOCAL_MANIFEST."""
-    one = {"tiny-one.gguf": gguf_file(3 << 20, seed=1)}
-    split = {f"tiny-split-{i:05d}-of-00003.gguf": gguf_file(1 << 20, 10 + i, (i - 1, 3))
-             for i in (1, 2, 3)}  # fmt: skip
-    http_server.files.update(one | split)
-    manifest = write_manifest(
-        tmp_path / "manifest.toml",
-        {"tiny-one": one, "tiny-split": split},
-        {"main": http_server.url("main"), "mirror": http_server.url("mirror")},
-    )
-    monkeypatch.setenv("GPTOSS_LOCAL_MANIFEST", str(manifest))
-    return Served(manifest, one | split)
-
-
-def options(**changes: object) -> PullOptions:
-    """Pull options for tests: tiny backoff, no disk margin, no waiting on locks."""
-    base = {"policy": FAST, "disk_margin": 0, "lock_timeout": 0.0, "lock_poll": 0.05}
-    return PullOptions(**(base | changes))  # type: ignore[arg-type]
-
-
-def models_dir() -> Path:
-    """The isolated models folder of the current test."""
-    return Path(os.environ["GPTOSS_LOCAL_HOME"]) / "models"

@@ -5,14 +5,12 @@ from __future__ import annotations
 import io
 
 import pytest
-from http_fixture import (  # noqa: F401 (fixtures, requested by name)
-    Fault,
-    FileServer,
-    Served,
+from http_fixture import Fault, FileServer
+from store_files import Served, models_dir
+from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
-    models_dir,
 )
 
 from gptoss_local import catalog

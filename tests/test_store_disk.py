@@ -9,19 +9,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from http_fixture import (  # noqa: F401 (fixtures, requested by name)
-    FileServer,
-    Served,
+from http_fixture import FileServer
+from store_files import Served, options
+from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
-    models_dir,
-    options,
 )
 
 from gptoss_local import catalog
 from gptoss_local.store import sink
-from gptoss_local.store.errors import DiskFullError
+from gptoss_local.store.errors import DiskFullError, StoreError
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.pull import PullResult, pull_model
 
@@ -40,10 +38,11 @@ def test_an_injected_enospc_stops_at_once_and_keeps_the_partial(
 
     def full_after_1mib(fd: int, data: memoryview) -> int:
         nonlocal written
-        if written >= 1 << 20:
+        room = (1 << 20) - written
+        if room <= 0:
             raise OSError(errno.ENOSPC, "No space left on device")
-        written += len(data)
-        return os.write(fd, data)
+        written += os.write(fd, data[:room])  # a short write, then ENOSPC: what a disk does
+        return min(len(data), room)
 
     monkeypatch.setattr(sink, "_os_write", full_after_1mib)
     with pytest.raises(DiskFullError, match="the disk is full") as failed:
@@ -92,3 +91,13 @@ def test_a_filesystem_that_fills_up_mid_way_stops_with_the_partial_kept(
     part = file_paths(ONE).part
     assert 1 << 20 < part.stat().st_size < len(served.files[ONE])
     assert len(http_server.hits) == 1
+
+
+def test_an_unwritable_models_folder_is_a_clear_error(
+    served: Served, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    home = tmp_path / "home-is-a-file"
+    home.write_text("not a folder")
+    monkeypatch.setenv("GPTOSS_LOCAL_HOME", str(home))
+    with pytest.raises(StoreError, match=r"cannot write .*home-is-a-file"):
+        pull()

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from http_fixture import (  # noqa: F401 (fixtures, requested by name)
-    Served,
+from store_files import Served, models_dir
+from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
-    models_dir,
 )
 
 from gptoss_local import catalog

@@ -5,23 +5,15 @@ from __future__ import annotations
 import shutil
 import ssl
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
-from http_fixture import (  # noqa: F401 (fixtures, requested by name)
-    REPO,
-    Fault,
-    FileServer,
-    Served,
-    _Handler,
-    _Server,
+from http_fixture import Fault, FileServer, start_server, stop_server
+from store_files import REPO, Served, gguf_file, options, write_manifest
+from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
-    gguf_file,
-    options,
-    write_manifest,
 )
 
 from gptoss_local import catalog
@@ -101,22 +93,18 @@ def test_tls_is_verified(
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
                    check=True, capture_output=True)  # fmt: skip
-    server = _Server(("127.0.0.1", 0), _Handler)
-    server.owner = http_server
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+    server = start_server(http_server, tls=context)
     data = {"t.gguf": gguf_file(4096, seed=3)}
     http_server.files.update(data)
     url = f"https://127.0.0.1:{server.server_address[1]}/s/{{repo}}/{{file}}"
-    monkeypatch.setenv("GPTOSS_LOCAL_MANIFEST", str(write_manifest(tmp_path / "m.toml",
-                       {"tiny-t": data}, {"selfsigned": url})))  # fmt: skip
+    manifest = write_manifest(tmp_path / "m.toml", {"tiny-t": data}, {"selfsigned": url})
+    monkeypatch.setenv("GPTOSS_LOCAL_MANIFEST", str(manifest))
     cat = catalog.load()
     try:
         with pytest.raises(StoreError, match="TLS certificate could not be verified"):
             pull_model(cat.model("tiny-t"), cat, options())
     finally:
-        server.shutdown()
-        server.server_close()
+        stop_server(server)
     assert not http_server.hits  # refused during the handshake, before any request

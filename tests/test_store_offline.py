@@ -8,14 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from http_fixture import (  # noqa: F401 (fixtures, requested by name)
-    FileServer,
-    Served,
+from http_fixture import FileServer
+from store_files import Served, models_dir, options
+from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
-    models_dir,
-    options,
 )
 
 from gptoss_local import catalog

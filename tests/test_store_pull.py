@@ -6,16 +6,12 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from http_fixture import (  # noqa: F401 (fixtures, requested by name)
-    FAST,
-    Fault,
-    FileServer,
-    Served,
+from http_fixture import Fault, FileServer
+from store_files import FAST, Served, gguf_file, models_dir, options, write_manifest
+from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
-    models_dir,
-    options,
 )
 
 from gptoss_local import catalog
@@ -188,8 +184,6 @@ def test_not_enough_disk_is_refused_before_starting_with_the_numbers(
 def test_hf_endpoint_replaces_the_base_of_the_huggingface_source(
     http_server: FileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from http_fixture import gguf_file, write_manifest
-
     data = {"m.gguf": gguf_file(1 << 16, seed=5)}
     http_server.files.update(data)
     hf = "https://huggingface.example/{repo}/resolve/{revision}/{file}"
@@ -215,3 +209,19 @@ def test_a_file_that_is_not_a_gguf_is_refused_at_the_first_bytes(
     with pytest.raises(StoreError, match="not a GGUF file"):
         pull(source="main")
     assert FAST.attempts == 3 and len(http_server.hits) == 1
+
+
+def test_proxies_come_from_the_environment(
+    http_server: FileServer, served: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The source names a port where nothing listens; only the proxy (the test server) answers.
+    sources = {"viaproxy": "http://localhost:1/main/{repo}/{file}"}
+    one = {ONE: served.files[ONE]}
+    manifest = write_manifest(tmp_path / "p.toml", {"tiny-one": one}, sources)
+    monkeypatch.setenv("GPTOSS_LOCAL_MANIFEST", str(manifest))
+    monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{http_server.port}")
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    path, _, _ = pull()
+    assert path.read_bytes() == served.files[ONE]
+    assert http_server.hits[0].path == f"http://localhost:1/main/test-org/tiny-GGUF/{ONE}"

@@ -12,19 +12,16 @@ import threading
 import time
 
 import pytest
-from http_fixture import (  # noqa: F401 (fixtures, requested by name)
-    Fault,
-    FileServer,
-    Served,
+from http_fixture import Fault, FileServer
+from store_files import Served, models_dir, options
+from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
-    models_dir,
-    options,
 )
 
 from gptoss_local import catalog
-from gptoss_local.store.errors import LockedError
+from gptoss_local.store.errors import LockedError, StoreError
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.progress import Progress
 from gptoss_local.store.pull import PullResult, pull_model
@@ -159,3 +156,21 @@ def _dead_pid() -> int:
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     return proc.pid
+
+
+@pytest.mark.parametrize("disguised", [False, True])
+def test_a_web_page_answering_a_resume_keeps_the_partial(
+    http_server: FileServer, served: Served, disguised: bool
+) -> None:
+    data = served.files[ONE]
+    models_dir().mkdir(parents=True)
+    file_paths(ONE).part.write_bytes(data[: 1 << 20])
+    if disguised:  # a captive portal's page, the file's length, sent as octet-stream
+        page = b"<!DOCTYPE html><html>Please log in</html>"
+        http_server.files[ONE] = page + bytes(len(data) - len(page))
+        http_server.fault("main", ONE, Fault("ignore_range", times=-1))
+    else:
+        http_server.fault("main", ONE, Fault("html", times=-1))
+    with pytest.raises(StoreError, match="served a web page"):
+        pull(source="main")
+    assert file_paths(ONE).part.read_bytes() == data[: 1 << 20]

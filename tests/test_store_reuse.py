@@ -8,15 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
-from http_fixture import (  # noqa: F401 (fixtures, requested by name)
-    REPO,
-    FileServer,
-    Served,
+from http_fixture import FileServer
+from store_files import REPO, Served, options
+from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
-    models_dir,
-    options,
 )
 
 from gptoss_local import catalog

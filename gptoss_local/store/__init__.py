@@ -1,1 +1,1 @@
-"""Downloaded model files: checking them before llama.cpp reads them."""
+"""Local model files: pull (resume, verify, mirrors), reuse, list, verify, remove, GGUF checks."""

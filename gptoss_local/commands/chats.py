@@ -1,0 +1,126 @@
+"""`gptoss-local chats`: list the saved chats, or export one as Markdown or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gptoss_local.session.history import History
+    from gptoss_local.session.records import Chat
+
+_TITLE_WIDTH = 48
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `chats` and its subcommands `list` (the default) and `export`."""
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--search", metavar="TEXT", help="only chats whose title or text has TEXT")
+    actions = parser.add_subparsers(dest="chats_command", metavar="{list,export}")
+    listing = actions.add_parser("list", help="list the saved chats (the default)")
+    # SUPPRESS: without it the subcommand's defaults would overwrite `chats --json`.
+    listing.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document"
+    )
+    listing.add_argument("--search", metavar="TEXT", default=argparse.SUPPRESS, help="filter")
+    export = actions.add_parser(
+        "export",
+        help="write one chat as Markdown or JSON",
+        description="Write a chat with every message, its reasoning and its stats.",
+    )
+    export.add_argument("id", type=int, help="the chat's id (see `gptoss-local chats`)")
+    export.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
+    export.add_argument("--output", "-o", type=Path, metavar="FILE", help="default: stdout")
+
+
+def run_chats(args: argparse.Namespace) -> int:
+    """List the chats or export one; exit 0, or 2 (via UnknownChatError) for an unknown id."""
+    from gptoss_local.session import storage
+
+    path = storage.default_path()
+    if getattr(args, "chats_command", None) == "export":
+        return _export(path, args.id, args.format, args.output)
+    # Listing never creates the history: a new install has no chats and no file.
+    chats = _chats(path, args.search) if path.exists() else []
+    if args.json:
+        doc = {"history": str(path), "chats": [_chat_json(chat) for chat in chats]}
+        json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    elif chats:
+        _print_table(chats)
+    elif args.search:
+        print(f"No chat matches {args.search!r}.")
+    else:
+        print("No saved chats yet. Chats you have with `gptoss-local chat` are listed here.")
+    return 0
+
+
+def _open(path: Path) -> History:
+    from gptoss_local.session.history import History
+
+    return History(path)
+
+
+def _chats(path: Path, search: str | None) -> list[Chat]:
+    with _open(path) as history:
+        return history.list_chats(search)
+
+
+def _chat_json(chat: Chat) -> dict[str, object]:
+    return {
+        "id": chat.id,
+        "title": chat.title,
+        "created_at": chat.created_at.isoformat(),
+        "updated_at": chat.updated_at.isoformat(),
+        "messages": chat.message_count,
+        "model": chat.model,
+        "backend": chat.backend,
+        "effort": chat.effort,
+    }
+
+
+def _print_table(chats: list[Chat]) -> None:
+    rows = [("ID", "TITLE", "UPDATED", "MESSAGES", "MODEL")]
+    for chat in chats:
+        title = " ".join(chat.title.split()) or "(untitled)"
+        if len(title) > _TITLE_WIDTH:
+            title = title[: _TITLE_WIDTH - 1] + "…"
+        updated = chat.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        rows.append((str(chat.id), title, updated, str(chat.message_count), chat.model or "-"))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
+        print("  ".join([*cells, row[4]]))
+
+
+def _export(path: Path, chat_id: int, fmt: str, output: Path | None) -> int:
+    from gptoss_local.session import export
+    from gptoss_local.session.errors import UnknownChatError
+
+    if not path.exists():
+        raise UnknownChatError(chat_id)
+    with _open(path) as history:
+        chat, messages = history.get_chat(chat_id), history.messages(chat_id)
+    text = (export.to_json if fmt == "json" else export.to_markdown)(chat, messages)
+    if output is None:
+        sys.stdout.write(text)
+        return 0
+    _write_private(output, text)
+    print(f"wrote chat {chat_id} ({len(messages)} messages) to {output}", file=sys.stderr)
+    return 0
+
+
+def _write_private(output: Path, text: str) -> None:
+    # A chat is private: a new export file is readable by its owner only, like the history.
+    from gptoss_local.session.errors import HistoryError
+
+    try:
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise HistoryError(f"cannot write {output}: {exc.strerror or exc}") from exc

@@ -1,0 +1,49 @@
+"""`gptoss-local models` (or `list`): each manifest model, its state, size and path."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+_HINTS = {
+    "absent": "download with `gptoss-local pull {alias}`",
+    "partial": "finish with `gptoss-local pull {alias}` (it resumes)",
+    "present": "not verified yet: `gptoss-local verify {alias}`",
+    "corrupt": "damaged: `gptoss-local pull {alias}` replaces it",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `models`."""
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def run_models(args: argparse.Namespace) -> int:
+    """Print the table (or JSON); reads only file sizes and records, never the weights."""
+    from gptoss_local import catalog, paths
+    from gptoss_local.store.inventory import model_states
+    from gptoss_local.store.progress import size_text
+
+    states = model_states(catalog.load())
+    if args.json:
+        doc = {"models_dir": str(paths.models_dir()), "models": [s.to_json() for s in states]}
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    rows = [("MODEL", "STATE", "SIZE", "PATH")]
+    for s in states:
+        state = f"partial {s.percent:.0f}%" if s.state == "partial" else s.state
+        rows.append((s.name, state, size_text(s.bytes), str(s.path)))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        cells = [cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)]
+        print("  ".join([*cells, row[3]]))
+    hints = [
+        f"  {s.name}: " + _HINTS[s.state].format(alias=(s.aliases or (s.name,))[0])
+        for s in states
+        if s.state in _HINTS
+    ]
+    if hints:
+        print("\n" + "\n".join(hints))
+    return 0

@@ -1,0 +1,80 @@
+"""`gptoss-local pull [MODEL]`: download a model (or reuse a copy on disk), verified."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gptoss_local.catalog import Catalog, ModelSpec
+    from gptoss_local.config import Settings
+    from gptoss_local.store.progress import Notice
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `pull`."""
+    parser.add_argument(
+        "model", nargs="?", help="20b, 120b or a full model name (default: the planner's choice)"
+    )
+    parser.add_argument(
+        "--source", metavar="NAME", help="download only from this source of the manifest"
+    )
+    parser.add_argument(
+        "--offline", action="store_true", help="no network: only use files already on this PC"
+    )
+    parser.add_argument(
+        "--no-reuse", action="store_true", help="do not look for copies in other tools' caches"
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress and no notices")
+
+
+def run_pull(args: argparse.Namespace) -> int:
+    """Pull the model; print its path on stdout when it is ready."""
+    from gptoss_local import catalog, config, paths
+    from gptoss_local.commands.progress_view import ProgressView
+    from gptoss_local.store.progress import size_text
+    from gptoss_local.store.pull import PullOptions, pull_model
+
+    settings = config.load()
+    cat = catalog.load()
+    with ProgressView(args.quiet) as view:
+        spec = choose_spec(args.model, cat, settings, view.notice)
+        options = PullOptions(
+            source=args.source,
+            preferred=settings.source,
+            offline=args.offline,
+            reuse=not args.no_reuse,
+        )
+        size = size_text(spec.total_bytes)
+        view.notice(f"pulling {spec.name} ({size}) into {paths.models_dir()}")
+        result = pull_model(spec, cat, options, view.progress, view.notice)
+    for outcome in result.files:
+        if outcome.how != "present" and not args.quiet:
+            print(f"{outcome.name}: {outcome.how} from {outcome.source}", file=sys.stderr)
+    if not args.quiet:
+        print(f"{spec.name} is ready and verified:", file=sys.stderr)
+    print(result.path)
+    return 0
+
+
+def choose_spec(name: str | None, cat: Catalog, settings: Settings, notice: Notice) -> ModelSpec:
+    """The model named on the command line, else the one the planner picks for this machine."""
+    from gptoss_local.errors import WishError
+
+    wanted = name or (None if settings.model == "auto" else settings.model)
+    if wanted:
+        try:
+            return cat.model(wanted)
+        except KeyError as exc:
+            raise WishError(exc.args[0]) from None
+    from gptoss_local import hardware, planner
+
+    plan = planner.plan(hardware.probe(), cat, planner.Wishes())
+    if plan.model is None:
+        raise WishError(
+            "no model fits this machine, so there is no default to pull; name one: "
+            "`gptoss-local pull 20b` (see `gptoss-local doctor` for why)"
+        )
+    notice(f"no model named: {plan.model} is the one planned for this machine (see doctor)")
+    return cat.model(plan.model)

@@ -1,0 +1,52 @@
+"""`gptoss-local verify [MODEL]`: hash the downloaded files again and check the GGUF."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `verify`."""
+    parser.add_argument("model", nargs="?", help="20b, 120b or a full name (default: every model)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Exit 0 when every checked file is right, 1 when one is damaged or missing."""
+    from gptoss_local import catalog, paths
+    from gptoss_local.commands.progress_view import ProgressView
+    from gptoss_local.errors import WishError
+    from gptoss_local.store.errors import StoreError
+    from gptoss_local.store.inventory import model_state
+    from gptoss_local.store.verify import verify_model
+
+    cat = catalog.load()
+    if args.model:
+        try:
+            specs = [cat.model(args.model)]
+        except KeyError as exc:
+            raise WishError(exc.args[0]) from None
+        if model_state(specs[0]).state in ("absent", "partial"):
+            raise StoreError(
+                f"{specs[0].name} is not (completely) downloaded in {paths.models_dir()}: "
+                f"`gptoss-local pull {args.model}` gets it"
+            )
+    else:
+        specs = [s for s in cat.models if model_state(s).state not in ("absent", "partial")]
+        if not specs:
+            print(f"no model is downloaded in {paths.models_dir()}; nothing to verify")
+            return 0
+    ok = True
+    with ProgressView(args.quiet) as view:
+        checks = [verify_model(spec, view.progress) for spec in specs]
+    for check in checks:
+        ok = ok and check.ok
+        for f in check.files:
+            print(f"{f.verdict:<10} {f.path}")
+        if check.gguf_problem:
+            print(f"{'bad gguf':<10} {check.gguf_problem}")
+        if not check.ok:
+            print(f"{check.spec.name} is damaged: `gptoss-local pull {check.spec.name}` replaces "
+                  "the bad file(s)", file=sys.stderr)  # fmt: skip
+    return 0 if ok else 1

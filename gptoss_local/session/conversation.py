@@ -1,0 +1,72 @@
+"""Stored messages → the `Conversation` a backend renders for the next reply."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+
+from gptoss_local.backends.base import Conversation
+from gptoss_local.events import ToolCall
+from gptoss_local.harmony import Message, Tool, ToolCallRecord
+from gptoss_local.session.records import Chat, StoredMessage
+
+
+def conversation_from(
+    chat: Chat,
+    messages: Sequence[StoredMessage],
+    tools: Sequence[Tool] = (),
+    current_date: dt.date | None = None,
+) -> Conversation:
+    """The chat's history, instructions and the given tools as a `Conversation`.
+
+    Args:
+        chat: The chat (for its instructions).
+        messages: Its stored messages in order.
+        tools: Function tools offered for the next reply.
+        current_date: Date shown to the model; today when omitted.
+    """
+    return Conversation(
+        messages=tuple(harmony_messages(messages)),
+        instructions=chat.instructions,
+        tools=tuple(tools),
+        current_date=current_date,
+    )
+
+
+def harmony_messages(messages: Iterable[StoredMessage]) -> list[Message]:
+    """The stored messages the model should see next time, as Harmony messages.
+
+    Failed replies are left out (the user saw an error, not an answer), and so are partial ones
+    with no text at all. A stopped or crash-interrupted reply keeps the text it had: the user
+    read it, and the model should know what it already said.
+    """
+    out: list[Message] = []
+    for stored in messages:
+        if stored.role != "assistant":
+            out.append(Message(stored.role, stored.content, tool_name=stored.tool_name))
+        elif _included(stored):
+            calls = tuple(_record(call) for call in stored.tool_calls if _nameable(call))
+            out.append(Message("assistant", stored.content, stored.reasoning, calls))
+    return out
+
+
+def _included(stored: StoredMessage) -> bool:
+    if stored.status == "failed":
+        return False
+    empty = not (stored.content or stored.reasoning or stored.tool_calls)
+    return not (stored.status == "partial" and empty)
+
+
+def _nameable(call: ToolCall) -> bool:
+    # The renderer accepts identifiers only; a call with another name could not have been
+    # answered by any tool, so the model loses nothing when it is left out.
+    try:
+        ToolCallRecord(call.name)
+    except ValueError:
+        return False
+    return True
+
+
+def _record(call: ToolCall) -> ToolCallRecord:
+    # Arguments that did not parse are sent back as the model wrote them.
+    return ToolCallRecord(call.name, call.raw if call.error else call.arguments)

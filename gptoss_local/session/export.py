@@ -1,0 +1,130 @@
+"""A chat as Markdown (to read or share) or JSON (to process), from stored records only.
+
+Markdown keeps each reply's reasoning in a collapsible ``<details>`` block and ends each reply with
+its stats line: tokens, time to first token, tokens/s, effort and status.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from gptoss_local.session.records import Chat, StoredMessage, call_to_dict
+
+EXPORT_FORMAT = "gptoss-local.chat"
+EXPORT_VERSION = 1
+_STATUS_TEXT = {"partial": "partial (interrupted)", "stopped": "stopped", "complete": "complete"}
+
+
+def chat_to_dict(chat: Chat) -> dict[str, Any]:
+    """A chat's fields as JSON-ready values (times as ISO 8601 text)."""
+    data = dataclasses.asdict(chat)
+    data["created_at"], data["updated_at"] = (
+        chat.created_at.isoformat(),
+        chat.updated_at.isoformat(),
+    )
+    return data
+
+
+def message_to_dict(message: StoredMessage) -> dict[str, Any]:
+    """A message's fields as JSON-ready values; `stats` is the `Stats` dataclass as a dict."""
+    return {
+        "id": message.id,
+        "seq": message.seq,
+        "role": message.role,
+        "status": message.status,
+        "content": message.content,
+        "reasoning": message.reasoning,
+        "tool_calls": [call_to_dict(call) for call in message.tool_calls],
+        "tool_name": message.tool_name,
+        "effort": message.effort,
+        "stats": dataclasses.asdict(message.stats) if message.stats else None,
+        "error": message.error,
+        "created_at": message.created_at.isoformat(),
+        "updated_at": message.updated_at.isoformat(),
+    }
+
+
+def to_json(chat: Chat, messages: Sequence[StoredMessage]) -> str:
+    """The chat and its messages as one indented JSON document (ends with a newline)."""
+    doc = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "chat": chat_to_dict(chat),
+        "messages": [message_to_dict(message) for message in messages],
+    }
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def to_markdown(chat: Chat, messages: Sequence[StoredMessage]) -> str:
+    """The chat as a Markdown document (ends with a newline)."""
+    title = " ".join(chat.title.split()) or f"Chat {chat.id}"
+    model = chat.model or "unknown model"
+    if chat.backend:
+        model += f" ({chat.backend})"
+    parts = [
+        f"# {title}",
+        f"Chat {chat.id} · {model} · effort {chat.effort} · created {_when(chat.created_at)}"
+        f" · updated {_when(chat.updated_at)}",
+    ]
+    if chat.instructions:
+        quoted = "\n".join(f"> {line}".rstrip() for line in chat.instructions.splitlines())
+        parts.append(f"> **Instructions**\n>\n{quoted}")
+    parts += [_message_markdown(message) for message in messages]
+    return "\n\n".join(parts) + "\n"
+
+
+def _message_markdown(message: StoredMessage) -> str:
+    if message.role == "user":
+        return f"## User\n\n{message.content}"
+    if message.role == "tool":
+        return f"## Tool `{message.tool_name or 'unknown'}`\n\n{_fence(message.content, '')}"
+    parts = ["## Assistant"]
+    if message.reasoning:
+        # A literal </details> in the reasoning would close the block early.
+        reasoning = re.sub(r"</(details)", r"&lt;/\1", message.reasoning, flags=re.IGNORECASE)
+        parts.append(f"<details><summary>Reasoning</summary>\n\n{reasoning}\n\n</details>")
+    if message.content:
+        parts.append(message.content)
+    for call in message.tool_calls:
+        body = call.raw if call.error else json.dumps(call.arguments, indent=2, ensure_ascii=False)
+        parts.append(f"**Tool call** `{call.name}`\n\n{_fence(body, 'json')}")
+    parts.append(f"*{stats_line(message)}*")
+    return "\n\n".join(parts)
+
+
+def stats_line(message: StoredMessage) -> str:
+    """One line of a reply's stats, e.g. "812 tokens · TTFT 0.21 s · 245.3 tokens/s · …"."""
+    items: list[str] = []
+    stats = message.stats
+    if stats is not None:
+        tokens = f"{stats.generated_tokens:,} tokens"
+        if stats.reasoning_tokens or stats.answer_tokens:
+            tokens += f" ({stats.reasoning_tokens:,} reasoning, {stats.answer_tokens:,} answer)"
+        items.append(tokens)
+        if stats.ttft_seconds is not None:
+            items.append(f"TTFT {stats.ttft_seconds:.2f} s")
+        if stats.decode_tokens_per_second is not None:
+            items.append(f"{stats.decode_tokens_per_second:.1f} tokens/s")
+    if message.effort:
+        items.append(f"effort {message.effort}")
+    status = _STATUS_TEXT.get(message.status, message.status)
+    if message.status == "failed":
+        status = f"failed: {' '.join(message.error.split())}" if message.error else "failed"
+    items.append(status)
+    return " · ".join(items)
+
+
+def _fence(text: str, language: str) -> str:
+    # A fence longer than any backtick run inside, so the text cannot end the block.
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+def _when(when: dt.datetime) -> str:
+    return when.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -1,0 +1,126 @@
+"""The history schema as an ordered list of migrations, tracked with ``PRAGMA user_version``.
+
+Migration N (counting from 1) takes a database from version N-1 to N. Each runs in its own
+transaction together with the version bump, so a failure leaves the database at N-1, never half
+migrated. Append new migrations at the end; never edit or reorder released ones.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from gptoss_local.session.errors import SchemaTooNewError
+
+# An SQL script, or a function for changes SQL alone cannot express (e.g. rewriting JSON).
+Migration = str | Callable[[sqlite3.Connection], None]
+
+_V1 = """
+CREATE TABLE chats (
+    id INTEGER PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    effort TEXT NOT NULL DEFAULT 'medium' CHECK (effort IN ('low', 'medium', 'high')),
+    instructions TEXT,
+    model TEXT,
+    backend TEXT
+);
+CREATE INDEX chats_by_update ON chats (updated_at DESC, id DESC);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    chat_id INTEGER NOT NULL REFERENCES chats (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+    content TEXT NOT NULL DEFAULT '',
+    reasoning TEXT NOT NULL DEFAULT '',
+    tool_calls TEXT,
+    tool_name TEXT,
+    status TEXT NOT NULL DEFAULT 'complete'
+        CHECK (status IN ('complete', 'partial', 'stopped', 'failed')),
+    stats TEXT,
+    effort TEXT CHECK (effort IS NULL OR effort IN ('low', 'medium', 'high')),
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    error TEXT,
+    UNIQUE (chat_id, seq)
+);
+-- Replies left 'partial' by a crash are looked up at every start; keep that lookup tiny.
+CREATE INDEX messages_partial ON messages (status) WHERE status = 'partial';
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (_V1,)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The database's ``user_version``: 0 for a new file, N after migration N."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(
+    conn: sqlite3.Connection,
+    migrations: tuple[Migration, ...] = MIGRATIONS,
+    path: Path | None = None,
+) -> int:
+    """Apply the migrations the database lacks, in order, one transaction each.
+
+    Args:
+        conn: A connection in autocommit mode (``isolation_level=None``).
+        migrations: The full ordered list; index 0 is version 1.
+        path: The file, for error messages.
+
+    Returns:
+        The version the database is at afterwards (``len(migrations)``).
+
+    Raises:
+        SchemaTooNewError: The database is at a version newer than the last migration known.
+    """
+    latest = len(migrations)
+    found = schema_version(conn)
+    if found > latest:
+        where = path or "the chat history"
+        raise SchemaTooNewError(
+            f"{where} was written by a newer gptoss-local (history schema version {found}; this "
+            f"one knows up to {latest}). Upgrade gptoss-local, or move the file away to start "
+            "a new history."
+        )
+    for version in range(found + 1, latest + 1):
+        _apply(conn, version, migrations[version - 1])
+    return latest
+
+
+def _apply(conn: sqlite3.Connection, version: int, migration: Migration) -> None:
+    # BEGIN IMMEDIATE takes the write lock first, so two processes opening a new history at once
+    # cannot both run the same migration: the second sees the new version and skips it.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if schema_version(conn) >= version:
+            conn.execute("ROLLBACK")
+            return
+        if isinstance(migration, str):
+            for statement in _statements(migration):
+                conn.execute(statement)
+        else:
+            migration(conn)
+        conn.execute(f"PRAGMA user_version = {int(version)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> list[str]:
+    # executescript() would COMMIT our transaction first, so the script is split here instead;
+    # sqlite3.complete_statement keeps semicolons inside strings or triggers intact.
+    out: list[str] = []
+    current = ""
+    for line in script.splitlines(keepends=True):
+        current += line
+        if sqlite3.complete_statement(current):
+            out.append(current.strip())
+            current = ""
+    if current.strip() and not current.strip().startswith("--"):
+        out.append(current.strip())
+    return out

@@ -1,0 +1,142 @@
+"""What the history hands out: `Chat` and `StoredMessage`, and their conversion from table rows.
+
+Times are timezone-aware UTC datetimes, stored as ISO 8601 text (sortable, readable in exports).
+Stats are stored as the JSON of the `Stats` dataclass; keys a newer version added are ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from gptoss_local.backends.base import Stats
+from gptoss_local.events import ToolCall
+
+Role = Literal["user", "assistant", "tool"]
+Status = Literal["complete", "partial", "stopped", "failed"]
+STATUSES: tuple[str, ...] = ("complete", "partial", "stopped", "failed")
+_STATS_FIELDS = frozenset(field.name for field in dataclasses.fields(Stats))
+
+
+@dataclass(frozen=True)
+class Chat:
+    """One saved conversation and its settings; `message_count` counts its stored messages."""
+
+    id: int
+    title: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    effort: str
+    instructions: str | None
+    model: str | None
+    backend: str | None
+    message_count: int = 0
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """One stored message.
+
+    For assistant replies `content` is the answer (or the preamble before tool calls), `reasoning`
+    the chain of thought, and `status` says how the reply ended: "partial" while it streams (or
+    after a crash), "stopped" by the user, "failed" with `error`, else "complete".
+    """
+
+    id: int
+    chat_id: int
+    seq: int
+    role: Role
+    content: str
+    reasoning: str
+    tool_calls: tuple[ToolCall, ...]
+    tool_name: str | None
+    status: Status
+    stats: Stats | None
+    effort: str | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    error: str | None
+
+
+def utc_now() -> dt.datetime:
+    """The current time in UTC (the default clock of the history)."""
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def time_text(when: dt.datetime) -> str:
+    """A datetime as stored: UTC, ISO 8601 with microseconds, so text order is time order."""
+    return when.astimezone(dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def chat_from_row(row: sqlite3.Row) -> Chat:
+    """A `Chat` from a row of ``chats`` plus a ``message_count`` column."""
+    return Chat(
+        id=row["id"],
+        title=row["title"],
+        created_at=dt.datetime.fromisoformat(row["created_at"]),
+        updated_at=dt.datetime.fromisoformat(row["updated_at"]),
+        effort=row["effort"],
+        instructions=row["instructions"],
+        model=row["model"],
+        backend=row["backend"],
+        message_count=row["message_count"],
+    )
+
+
+def message_from_row(row: sqlite3.Row) -> StoredMessage:
+    """A `StoredMessage` from a row of ``messages``."""
+    return StoredMessage(
+        id=row["id"],
+        chat_id=row["chat_id"],
+        seq=row["seq"],
+        role=row["role"],
+        content=row["content"],
+        reasoning=row["reasoning"],
+        tool_calls=calls_from_json(row["tool_calls"]),
+        tool_name=row["tool_name"],
+        status=row["status"],
+        stats=stats_from_json(row["stats"]),
+        effort=row["effort"],
+        created_at=dt.datetime.fromisoformat(row["created_at"]),
+        updated_at=dt.datetime.fromisoformat(row["updated_at"]),
+        error=row["error"],
+    )
+
+
+def stats_to_json(stats: Stats | None) -> str | None:
+    """The JSON text stored for `stats` (None stays NULL)."""
+    return None if stats is None else json.dumps(dataclasses.asdict(stats))
+
+
+def stats_from_json(text: str | None) -> Stats | None:
+    """`Stats` from stored JSON; unknown keys (from a newer version) are dropped."""
+    if not text:
+        return None
+    data = json.loads(text)
+    return Stats(**{key: value for key, value in data.items() if key in _STATS_FIELDS})
+
+
+def calls_to_json(calls: list[ToolCall] | tuple[ToolCall, ...]) -> str | None:
+    """The JSON list stored for tool calls (none stays NULL)."""
+    if not calls:
+        return None
+    return json.dumps([call_to_dict(call) for call in calls], ensure_ascii=False)
+
+
+def call_to_dict(call: ToolCall) -> dict[str, Any]:
+    """A tool call as a JSON object: name, arguments, raw text and the parse error if any."""
+    return {"name": call.name, "arguments": call.arguments, "raw": call.raw, "error": call.error}
+
+
+def calls_from_json(text: str | None) -> tuple[ToolCall, ...]:
+    """Tool calls from their stored JSON list."""
+    if not text:
+        return ()
+    return tuple(
+        ToolCall(item["name"], item.get("arguments") or {}, item.get("raw", ""), item.get("error"))
+        for item in json.loads(text)
+    )

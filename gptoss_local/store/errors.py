@@ -1,0 +1,27 @@
+"""Errors of the model store. Each is user-facing: the message says what happened and what to do."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """A model file cannot be pulled, adopted, verified or removed."""
+
+
+class OfflineError(StoreError):
+    """Offline mode is on and a file would have to be downloaded."""
+
+
+class DiskFullError(StoreError):
+    """The disk filled up (or there is not enough room to start); what was written is kept."""
+
+
+class LockedError(StoreError):
+    """Another gptoss-local process is working on the same file."""
+
+
+class SourceError(StoreError):
+    """One download source failed for good (after its retries); the next source may work."""
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(f"{source}: {message}")
+        self.source, self.reason = source, message

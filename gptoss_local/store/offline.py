@@ -1,0 +1,26 @@
+"""Offline mode: when it is on, gptoss-local opens no network connection at all."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+# Ours, and the Hugging Face ecosystem's, so one setting covers every tool on the machine.
+OFFLINE_VARS = ("GPTOSS_LOCAL_OFFLINE", "HF_HUB_OFFLINE")
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def offline_reason(flag: bool = False, env: Mapping[str, str] | None = None) -> str | None:
+    """Why offline mode is on (`--offline` or the variable that set it), or None when it is off."""
+    if flag:
+        return "--offline"
+    environ: Mapping[str, str] = os.environ if env is None else env
+    for name in OFFLINE_VARS:
+        if environ.get(name, "").strip().lower() in _TRUE:
+            return f"{name}={environ[name].strip()}"
+    return None
+
+
+def is_offline(flag: bool = False, env: Mapping[str, str] | None = None) -> bool:
+    """True when `--offline` was given or an offline variable is set to 1/true/yes/on."""
+    return offline_reason(flag, env) is not None

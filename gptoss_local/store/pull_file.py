@@ -1,0 +1,183 @@
+"""One manifest file into the models folder: keep it, reuse a copy, or download it."""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gptoss_local.catalog import ModelFile, ModelSpec, Source
+from gptoss_local.store.adopt import adopt
+from gptoss_local.store.download import Job, RetryPolicy, fetch
+from gptoss_local.store.errors import OfflineError, SourceError, StoreError
+from gptoss_local.store.hashing import hash_file, sha256_file
+from gptoss_local.store.http_fetch import build_opener
+from gptoss_local.store.layout import FilePaths
+from gptoss_local.store.progress import Meter, Notice, ProgressFn, size_text
+from gptoss_local.store.records import forget, recorded_sha256, write_record
+from gptoss_local.store.reuse import find_copies
+from gptoss_local.store.sink import HashingSink
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What happened to one file: "present", "linked", "copied" or "downloaded", and from where."""
+
+    name: str
+    how: str
+    source: str
+
+
+@dataclass
+class FileTask:
+    """Everything needed to get one file in place."""
+
+    spec: ModelSpec
+    file: ModelFile
+    fp: FilePaths
+    progress: ProgressFn
+    notice: Notice
+    overall: Meter  # bytes on disk over all files of the model
+    env: Mapping[str, str] | None = None
+
+
+def keep_existing(task: FileTask) -> bool:
+    """True when the finished file is here with the manifest's sha256; a wrong one is removed."""
+    fp, file = task.fp, task.file
+    if not fp.final.is_file():
+        return False
+    size = fp.final.stat().st_size
+    sha = recorded_sha256(fp) if size == file.bytes else None
+    if sha is None and size == file.bytes:
+        task.notice(f"checking {file.name}, found in the models folder")
+        sha = sha256_file(fp.final, Meter(task.progress, "verify", file.name, file.bytes))
+        write_record(fp, sha)
+    if sha == file.sha256:
+        _drop_leftover_part(task, counted=False)
+        return True
+    if size == file.bytes:
+        task.notice(f"{fp.final} has the wrong sha256; replacing it")
+        task.overall.set(task.overall.done - size)
+    else:
+        task.notice(f"{fp.final} is {size:,} bytes, not {file.bytes:,}; replacing it")
+    fp.final.unlink()
+    forget(fp)
+    return False
+
+
+def _drop_leftover_part(task: FileTask, counted: bool) -> None:
+    """A partial download left beside a finished file is no longer needed."""
+    try:
+        size = task.fp.part.stat().st_size
+    except FileNotFoundError:
+        return
+    task.fp.part.unlink()
+    if counted:  # the overall count held the partial's bytes, not the finished file's
+        task.overall.set(task.overall.done - min(size, task.file.bytes))
+
+
+def reuse_copy(task: FileTask) -> FileOutcome | None:
+    """Link or copy a verified copy found in another tool's cache, if there is one."""
+    for candidate in find_copies(task.spec, task.file, task.env):
+        task.notice(f"found {task.file.name} in {candidate.where} ({candidate.path}); checking it")
+        how = adopt(candidate.path, task.file, task.fp, task.progress)
+        if how:
+            _drop_leftover_part(task, counted=True)
+            task.overall.add(task.file.bytes)
+            return FileOutcome(task.file.name, how, candidate.where)
+        task.notice(f"{candidate.path} does not match the manifest's sha256; not using it")
+    return None
+
+
+def download_file(
+    task: FileTask, sources: tuple[Source, ...], policy: RetryPolicy, offline: str | None
+) -> FileOutcome:
+    """Download from the sources in order, resuming the partial file; verify; move into place.
+
+    Raises:
+        OfflineError: offline mode is on.
+        StoreError: every source failed (each one's reason is listed), or writing failed.
+    """
+    if offline:
+        raise OfflineError(offline_message([task.file], task.fp.final.parent, offline))
+    sink = _open_partial(task, policy.chunk)
+    magic = b"GGUF" if task.file.name.endswith(".gguf") else None
+    job = Job(task.file, sink, task.overall, task.notice, magic=magic)
+    if sink.size:
+        job.served_by.append("an earlier, interrupted download")
+    opener = build_opener()
+    failures: list[SourceError] = []
+    try:
+        for source in sources:
+            if failures:
+                task.notice(f"{failures[-1]}; switching to {source.name}")
+            outcome = _from_source(task, job, source, policy, opener, failures)
+            if outcome:
+                return outcome
+    finally:
+        sink.close()
+        if task.fp.part.exists() and task.fp.part.stat().st_size == 0:
+            task.fp.part.unlink()
+    reasons = "\n".join(f"  - {f}" for f in failures)
+    raise StoreError(f"could not download {task.file.name} from any source:\n{reasons}")
+
+
+def _from_source(
+    task: FileTask,
+    job: Job,
+    source: Source,
+    policy: RetryPolicy,
+    opener: urllib.request.OpenerDirector,
+    failures: list[SourceError],
+) -> FileOutcome | None:
+    try:
+        fetch(job, source.url_for(task.spec, task.file, task.env), source.name, policy, opener)
+    except SourceError as exc:
+        failures.append(exc)
+        return None
+    actual = job.sink.hexdigest()
+    if actual == task.file.sha256:
+        job.sink.finish()
+        os.replace(task.fp.part, task.fp.final)
+        write_record(task.fp, actual)
+        return FileOutcome(task.file.name, "downloaded", source.name)
+    served = " and ".join(job.served_by)
+    failures.append(
+        SourceError(
+            source.name,
+            f"{task.file.name} as served by {served} has sha256 {actual}, not the manifest's "
+            f"{task.file.sha256}; the partial download was deleted",
+        )
+    )
+    job.restart()
+    return None
+
+
+def _open_partial(task: FileTask, chunk: int) -> HashingSink:
+    """The partial download, with the bytes already there hashed again (they may be damaged)."""
+    sink = HashingSink(task.fp.part, task.file.bytes, chunk=chunk)
+    try:
+        if sink.size > task.file.bytes:
+            task.notice(f"{task.fp.part} is longer than the file should be; starting over")
+            task.overall.set(task.overall.done - task.file.bytes)  # counted up to the size
+            sink.restart()
+        elif sink.size:
+            have = size_text(sink.size)
+            task.notice(f"resuming {task.file.name}: checking the {have} already here")
+            meter = Meter(task.progress, "check", task.file.name, sink.size)
+            sink.set_hasher(hash_file(task.fp.part, meter, limit=sink.size))
+    except BaseException:
+        sink.close()
+        raise
+    return sink
+
+
+def offline_message(files: list[ModelFile], folder: os.PathLike[str], reason: str) -> str:
+    """Offline mode's refusal: which files are missing and where to put them."""
+    listed = "\n".join(f"  - {f.name} ({f.bytes:,} bytes, sha256 {f.sha256})" for f in files)
+    return (
+        f"offline mode is on ({reason}), so nothing is downloaded. Missing:\n{listed}\n"
+        f"Copy the file(s) into {folder} (or run `gptoss-local import FILE`), "
+        "or run the pull without offline mode."
+    )
