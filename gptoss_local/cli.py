@@ -27,6 +27,7 @@ HANDLERS = {
     "rm": "gptoss_local.commands.rm:run_rm",
     "import": "gptoss_local.commands.import_model:run_import",
     "chats": "gptoss_local.commands.chats:run_chats",
+    "chat": "gptoss_local.commands.chat:run_chat",
 }
 
 
@@ -69,6 +70,16 @@ def build_parser() -> argparse.ArgumentParser:
     from gptoss_local.commands.bench import add_arguments as add_bench_arguments
 
     add_bench_arguments(bench)
+    chat = commands.add_parser(
+        "chat",
+        help="chat with a local gpt-oss model in the terminal (saved in the history)",
+        description="Open the chat TUI on the planned model (or --model-path): streamed replies "
+        "with their reasoning, switchable effort, stop with Esc; chats are saved as they stream.",
+    )
+    _add_wish_arguments(chat, backend=False)
+    from gptoss_local.commands.chat import add_arguments as add_chat_arguments
+
+    add_chat_arguments(chat)
     _add_store_commands(commands)
     from gptoss_local.commands import chats
 

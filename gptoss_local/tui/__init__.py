@@ -1,0 +1,1 @@
+"""The chat TUI: the only package that imports textual."""

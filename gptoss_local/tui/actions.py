@@ -1,0 +1,28 @@
+"""The app's actions in one table: key, footer label and palette help, so none is forgotten."""
+
+from __future__ import annotations
+
+from textual.binding import Binding, BindingType
+
+# (binding id, key, action, footer label, palette help); the palette lists every one of them.
+ACTIONS = (
+    ("quit", "ctrl+q", "quit", "Quit", "Quit gptoss-local"),
+    ("stop", "escape", "stop", "Stop", "Stop the reply being written (keeps what it wrote)"),
+    ("effort", "ctrl+o", "cycle_effort", "Effort", "Switch reasoning effort: low, medium, high"),
+    ("reasoning", "ctrl+t", "toggle_reasoning", "Reasoning", "Show or hide all reasoning"),
+    ("regenerate", "ctrl+r", "regenerate", "Regenerate", "Write the last reply again"),
+    ("edit", "ctrl+l", "edit_last", "Edit last", "Edit and resend your last message"),
+    ("new_chat", "ctrl+n", "new_chat", "New chat", "Start a new chat"),
+    ("chats", "ctrl+b", "toggle_sidebar", "Chats", "Show or hide the saved chats"),
+    ("rename", "f2", "rename_chat", "Rename", "Rename this chat"),
+    ("delete", "f8", "delete_chat", "Delete", "Delete this chat (asks first)"),
+)
+_PRIORITY = {"quit"}  # Ctrl+Q must work whatever has focus, a modal included
+
+
+def bindings() -> list[BindingType]:
+    """The bindings of `ACTIONS`, with their ids and descriptions."""
+    return [
+        Binding(key, action, label, id=ident, priority=ident in _PRIORITY, tooltip=help_text)
+        for ident, key, action, label, help_text in ACTIONS
+    ]

@@ -1,0 +1,245 @@
+"""The chat app: a log of messages, the input, the status bar, and one reply worker at a time.
+
+The engine runs in a thread worker (`pump.run_reply`) and talks to the UI only by posting
+messages; the UI thread owns every widget. Stopping sets a `threading.Event` the backend checks
+between tokens, so the partial reply is kept and saved as "stopped".
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Header
+
+from gptoss_local.backends.base import Backend, Conversation, GenerationSettings
+from gptoss_local.harmony import EFFORTS
+from gptoss_local.session.errors import HistoryError
+from gptoss_local.session.history import History
+from gptoss_local.tui.actions import ACTIONS, bindings
+from gptoss_local.tui.chat_actions import ChatActions
+from gptoss_local.tui.messages import BackendLoaded, ReplyFailed, ReplyFinished, ReplyStreamed
+from gptoss_local.tui.pump import run_reply, with_effort
+from gptoss_local.tui.sidebar import ChatList
+from gptoss_local.tui.status import StatusBar
+from gptoss_local.tui.widgets import ChatInput, ChatLog, ReplyView, UserMessage
+
+
+class ChatApp(ChatActions, App[None]):
+    """The gptoss-local chat. Build it with `make_app`."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "gptoss-local"
+    BINDINGS: ClassVar[list[BindingType]] = bindings()
+
+    def __init__(
+        self,
+        history: History,
+        backend_factory: Callable[[], Backend],
+        generation: GenerationSettings,
+        effort: str,
+        chat_id: int | None,
+    ) -> None:
+        super().__init__()
+        self.history = history
+        self.generation = generation
+        self.effort = effort
+        self.chat_id = chat_id
+        self.show_reasoning = False
+        self._factory = backend_factory
+        self._backend: Backend | None = None
+        self._backend_lock = threading.Lock()
+        self._cancel: threading.Event | None = None
+        self._reply: ReplyView | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether a reply is being written."""
+        return self._reply is not None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield ChatList(id="chats")
+        yield ChatLog(id="log")
+        yield ChatInput(id="input", soft_wrap=True, show_line_numbers=False)
+        yield StatusBar(self.effort)
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        self.query_one(ChatLog).anchor()
+        await self._render_chat()
+        self.query_one(ChatInput).focus()
+        self._load_backend()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for ident, _key, action, label, help_text in ACTIONS:
+            if ident != "quit":  # Textual's own list already has Quit
+                yield SystemCommand(label, help_text, partial(self.run_action, action))
+
+    # --- the backend, loaded on a worker thread ------------------------------------------------
+
+    def backend(self) -> Backend:
+        """The backend, created by the factory on first use (on a worker thread: it is slow)."""
+        with self._backend_lock:
+            if self._backend is None:
+                self._backend = self._factory()
+                self.post_message(BackendLoaded(self._backend.info()))
+            return self._backend
+
+    @work(thread=True, group="load", exit_on_error=False)
+    def _load_backend(self) -> None:
+        try:
+            self.backend()
+        except Exception as exc:  # shown now; the next send tries to load again
+            text, title = str(exc), "Cannot load the model"
+            self.call_from_thread(self.notify, text, title=title, severity="error", markup=False)
+
+    def on_backend_loaded(self, message: BackendLoaded) -> None:
+        status = self.query_one(StatusBar)
+        status.info = message.info
+        status.refresh_text()
+
+    # --- sending and streaming -----------------------------------------------------------------
+
+    @on(ChatInput.Submitted)
+    async def _send(self, message: ChatInput.Submitted) -> None:
+        text = message.text.strip()
+        if not text:
+            return
+        if self.busy:
+            self.notify("A reply is still being written: wait, or press Esc to stop it.")
+            return
+        try:
+            if self.chat_id is None:
+                info = self.query_one(StatusBar).info
+                self.chat_id = self.history.create_chat(
+                    effort=self.effort,
+                    model=info.model if info else None,
+                    backend=info.backend if info else None,
+                ).id
+            self.history.add_user_message(self.chat_id, text)
+        except HistoryError as exc:
+            self.notify(str(exc), title="Cannot save the message", severity="error", markup=False)
+            return
+        self.query_one(ChatInput).clear()
+        await self.query_one(ChatLog).mount(UserMessage(text))
+        self._show_status()  # the chat's title comes from its first message
+        await self._start_reply(self.chat_id)
+
+    async def _start_reply(self, chat_id: int) -> None:
+        try:
+            conversation = self.history.to_conversation(chat_id)
+            reply_id = self.history.begin_assistant_message(chat_id, effort=self.effort).id
+        except HistoryError as exc:
+            self.notify(str(exc), title="Cannot start the reply", severity="error", markup=False)
+            return
+        self._reply = ReplyView(live=True, keep_open=self.show_reasoning)
+        await self.query_one(ChatLog).mount(self._reply)
+        self._cancel = threading.Event()
+        settings = with_effort(self.generation, self.effort)
+        self._generate(reply_id, conversation, settings, self._cancel)
+
+    @work(thread=True, group="reply", exit_on_error=False)
+    def _generate(
+        self,
+        reply_id: int,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event,
+    ) -> None:
+        post = self.post_message
+        run_reply(self.backend, self.history, reply_id, conversation, settings, cancel, post)
+
+    async def on_reply_streamed(self, message: ReplyStreamed) -> None:
+        if self._reply is not None:
+            await self._reply.add(message.reasoning, message.answer)
+
+    async def on_reply_finished(self, message: ReplyFinished) -> None:
+        await self._end_reply("stopped" if message.stopped else "")
+        status = self.query_one(StatusBar)
+        status.stats = message.stats
+        status.refresh_text()
+        if message.stats is not None and message.stats.stop_reason == "context_full":
+            self.notify("The context is full: start a new chat (Ctrl+N).", severity="warning")
+
+    async def on_reply_failed(self, message: ReplyFailed) -> None:
+        await self._end_reply(f"failed: {message.error}")
+        self.notify(message.error, title="The model failed", severity="error", timeout=10,
+                    markup=False)  # fmt: skip
+
+    async def _end_reply(self, note: str) -> None:
+        reply, self._reply, self._cancel = self._reply, None, None
+        if reply is not None:
+            await reply.finish(note)
+
+    # --- actions -------------------------------------------------------------------------------
+
+    def action_stop(self) -> None:
+        """Stop the reply being written; the backend ends it and it is saved as stopped."""
+        if self._cancel is not None:
+            self._cancel.set()
+
+    async def action_quit(self) -> None:
+        """Stop any reply (so the worker thread ends) and quit."""
+        self.action_stop()
+        self.exit()
+
+    def action_cycle_effort(self) -> None:
+        """Switch to the next reasoning effort, stored with the chat."""
+        self.effort = EFFORTS[(EFFORTS.index(self.effort) + 1) % len(EFFORTS)]
+        if self.chat_id is not None:
+            self.history.set_effort(self.chat_id, self.effort)
+        self._show_status()
+        self.notify(f"Reasoning effort: {self.effort}", timeout=2)
+
+    def action_toggle_reasoning(self) -> None:
+        """Open or close the reasoning of every reply."""
+        self.show_reasoning = not self.show_reasoning
+        for view in self.query(ReplyView):
+            view.keep_open = self.show_reasoning  # also for a reply still thinking
+            if view.reasoning_text:
+                view.reasoning_box.collapsed = not self.show_reasoning
+
+    # --- helpers -------------------------------------------------------------------------------
+
+    async def _render_chat(self) -> None:
+        messages = [] if self.chat_id is None else self.history.messages(self.chat_id)
+        await self.query_one(ChatLog).show(messages, self.show_reasoning)
+        if self.chat_id is not None:
+            self.effort = self.history.get_chat(self.chat_id).effort
+        self._show_status()
+
+    def _show_status(self) -> None:
+        title = self.history.get_chat(self.chat_id).title if self.chat_id is not None else ""
+        self.sub_title = title or "new chat"
+        status = self.query_one(StatusBar)
+        status.effort = self.effort
+        status.refresh_text()
+
+
+def make_app(
+    history: History,
+    backend_factory: Callable[[], Backend],
+    generation: GenerationSettings | None = None,
+    *,
+    effort: str | None = None,
+    chat_id: int | None = None,
+) -> ChatApp:
+    """Build the chat app from its services.
+
+    Args:
+        history: The open chat history (shared with the worker thread).
+        backend_factory: Makes the backend on first use; called on a worker thread.
+        generation: Sampling settings; the effort in it is replaced by the chat's.
+        effort: The effort of a new chat (default: the one in `generation`).
+        chat_id: A saved chat to open; None starts a new one.
+    """
+    generation = generation or GenerationSettings()
+    return ChatApp(history, backend_factory, generation, effort or generation.effort, chat_id)

@@ -1,0 +1,133 @@
+"""The app's actions on saved chats: regenerate, edit, new, switch, rename, delete, sidebar.
+
+A mixin of `ChatApp`, kept apart so the app module stays about streaming.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gptoss_local.session.errors import HistoryError
+from gptoss_local.tui.modals import ConfirmScreen, RenameScreen
+from gptoss_local.tui.sidebar import ChatList
+from gptoss_local.tui.widgets import ChatInput
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from gptoss_local.session.history import History
+
+    _Base = App[None]
+else:
+    _Base = object
+
+
+class ChatActions(_Base):
+    """Actions on the history; the app provides the attributes and methods declared here."""
+
+    history: History
+    chat_id: int | None
+
+    @property
+    def busy(self) -> bool:
+        """Whether a reply is being written (the app overrides this)."""
+        raise NotImplementedError
+
+    async def _start_reply(self, chat_id: int) -> None:
+        raise NotImplementedError
+
+    async def _render_chat(self) -> None:
+        raise NotImplementedError
+
+    def _idle(self) -> bool:
+        if self.busy:
+            self.notify("A reply is being written: wait, or press Esc to stop it.")
+        return not self.busy
+
+    async def action_regenerate(self) -> None:
+        """Delete the last reply and write it again."""
+        if not self._idle() or self.chat_id is None:
+            return
+        messages = self.history.messages(self.chat_id)
+        if not messages:
+            return
+        if messages[-1].role == "assistant":
+            self.history.delete_from(messages[-1].id)
+            await self._render_chat()
+        await self._start_reply(self.chat_id)
+
+    async def action_edit_last(self) -> None:
+        """Take back the last user message (and what followed) into the input box."""
+        if not self._idle() or self.chat_id is None:
+            return
+        users = [m for m in self.history.messages(self.chat_id) if m.role == "user"]
+        if not users:
+            return
+        self.history.delete_from(users[-1].id)
+        await self._render_chat()
+        box = self.query_one(ChatInput)
+        box.text = users[-1].content
+        box.focus()
+
+    async def action_new_chat(self) -> None:
+        """Start an empty chat (created in the history when the first message is sent)."""
+        await self.open_chat(None)
+
+    async def open_chat(self, chat_id: int | None) -> None:
+        """Show the chat `chat_id` (None: a new one) in the log."""
+        if not self._idle():
+            return
+        self.chat_id = chat_id
+        await self._render_chat()
+        self.refresh_sidebar()
+        self.query_one(ChatInput).focus()
+
+    def action_toggle_sidebar(self) -> None:
+        """Show or hide the list of saved chats."""
+        sidebar = self.query_one(ChatList)
+        sidebar.display = not sidebar.display
+        if sidebar.display:
+            self.refresh_sidebar()
+            sidebar.focus()
+
+    def refresh_sidebar(self) -> None:
+        """List the saved chats again."""
+        self.query_one(ChatList).show(self.history.list_chats(), self.chat_id)
+
+    async def on_option_list_option_selected(self, event: ChatList.OptionSelected) -> None:
+        """Open the chat picked in the sidebar."""
+        await self.open_chat(ChatList.chat_id(event.option))
+
+    def action_rename_chat(self) -> None:
+        """Ask for a new title of the open chat."""
+        chat_id = self.chat_id
+        if chat_id is None:
+            return
+        self.push_screen(RenameScreen(self.history.get_chat(chat_id).title),
+                         lambda title: self._rename(chat_id, title))  # fmt: skip
+
+    def _rename(self, chat_id: int, title: str | None) -> None:
+        if title:
+            self.history.rename_chat(chat_id, title)
+            self.refresh_sidebar()
+            self.sub_title = title
+
+    def action_delete_chat(self) -> None:
+        """Delete the open chat after asking."""
+        chat_id = self.chat_id
+        if chat_id is None or not self._idle():
+            return
+        title = self.history.get_chat(chat_id).title or "this chat"
+        question = f"Delete “{title}” and all its messages?"
+        self.push_screen(ConfirmScreen(question), lambda yes: self._delete(chat_id, yes))
+
+    async def _delete(self, chat_id: int, yes: bool | None) -> None:
+        if not yes:
+            return
+        try:
+            self.history.delete_chat(chat_id)
+        except HistoryError as exc:
+            self.notify(str(exc), title="Cannot delete the chat", severity="error", markup=False)
+            return
+        await self.open_chat(None)
+        self.notify("Chat deleted.", timeout=2)

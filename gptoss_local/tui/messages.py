@@ -1,0 +1,39 @@
+"""Messages the reply worker posts to the app, named for what has happened."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from gptoss_local.backends.base import BackendInfo, Stats
+
+
+@dataclass
+class BackendLoaded(Message):
+    """The backend is ready; `info` says what is loaded and where."""
+
+    info: BackendInfo
+
+
+@dataclass
+class ReplyStreamed(Message):
+    """A batch of text streamed since the last batch (deltas coalesced by the worker)."""
+
+    reasoning: str
+    answer: str
+
+
+@dataclass
+class ReplyFinished(Message):
+    """The reply ended, by itself or because the user stopped it."""
+
+    stats: Stats | None
+    stopped: bool
+
+
+@dataclass
+class ReplyFailed(Message):
+    """The backend raised; the reply is saved as failed with this error."""
+
+    error: str

@@ -1,0 +1,79 @@
+"""Small modal questions: a new title, and a yes/no confirmation."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label
+
+_CSS = """
+{name} {{ align: center middle; }}
+{name} > Vertical {{
+    width: 60; height: auto; padding: 1 2; border: thick $primary; background: $surface;
+}}
+{name} Horizontal {{ height: auto; margin-top: 1; align-horizontal: right; }}
+{name} Button {{ margin-left: 1; }}
+"""
+
+
+class RenameScreen(ModalScreen[str | None]):
+    """Ask for a chat's new title; returns it, or None when cancelled."""
+
+    DEFAULT_CSS = _CSS.format(name="RenameScreen")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="rename_cancel")
+    ]
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self._title = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("New title for this chat:")
+            yield Input(self._title, id="title")
+
+    @on(Input.Submitted)
+    def _submit(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        """Close without renaming."""
+        self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask a yes/no question; returns True only for an explicit yes."""
+
+    DEFAULT_CSS = _CSS.format(name="ConfirmScreen")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "answer(False)", "No", id="confirm_no"),
+        Binding("y", "answer(True)", "Yes", id="confirm_yes"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self._question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self._question, markup=False)
+            with Horizontal():
+                yield Button("Cancel", id="no")
+                yield Button("Delete", id="yes", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()  # the safe answer is the default
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        """Answer the question."""
+        self.dismiss(yes)

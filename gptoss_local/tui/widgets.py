@@ -1,0 +1,172 @@
+"""The chat's widgets: a user message, a streamed reply with its reasoning, the input box."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import Collapsible, Markdown, Static, TextArea
+from textual.widgets.markdown import MarkdownStream
+
+from gptoss_local.session.records import StoredMessage
+
+
+class UserMessage(Static):
+    """What the user sent (shown as typed, not as Markdown)."""
+
+    DEFAULT_CSS = "UserMessage { margin: 1 0 0 0; padding: 0 1; background: $boost; }"
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, markup=False)
+        self.text = text
+
+
+class ReplyView(Vertical):
+    """One assistant reply: the reasoning in a Collapsible, the answer below, both streamed.
+
+    While the model thinks the reasoning is open with "Thinking… Ns"; it collapses when the
+    answer starts. Text arrives through `MarkdownStream`s, which merge writes that come faster
+    than the widget can render, so the document is never re-rendered per token.
+    """
+
+    DEFAULT_CSS = """
+    ReplyView { height: auto; margin: 1 0 0 0; }
+    ReplyView Collapsible { border-top: none; padding-bottom: 0; }
+    ReplyView .reasoning { color: $text-muted; }
+    ReplyView .note { color: $text-warning; }
+    """
+
+    def __init__(
+        self,
+        reasoning: str = "",
+        answer: str = "",
+        *,
+        live: bool = False,
+        note: str = "",
+        keep_open: bool = False,
+    ) -> None:
+        super().__init__()
+        self.keep_open = keep_open  # the user asked to see all reasoning
+        self._initial = (reasoning, answer)
+        self.live = live
+        self.answering = bool(answer)
+        self.reasoning_text, self.answer_text = reasoning, answer
+        self._note = note
+        self._started = time.monotonic()
+        self._streams: dict[str, MarkdownStream] = {}
+        self._timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        reasoning, answer = self._initial
+        title = "Thinking…" if self.live else "Reasoning"
+        with Collapsible(title=title, collapsed=not (self.live or self.keep_open)):
+            yield Markdown(reasoning, classes="reasoning")
+        yield Markdown(answer, classes="answer")
+        yield Static(self._note, classes="note", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one(Collapsible).display = self.live or bool(self.reasoning_text)
+        self.query_one(".note").display = bool(self._note)
+        if self.live:
+            self._timer = self.set_interval(1.0, self._tick)
+
+    @property
+    def reasoning_box(self) -> Collapsible:
+        """The Collapsible holding the reasoning."""
+        return self.query_one(Collapsible)
+
+    async def add(self, reasoning: str, answer: str) -> None:
+        """Stream a batch of text into the reply."""
+        if reasoning:
+            self.reasoning_text += reasoning
+            await self._stream(".reasoning").write(reasoning)
+        if answer:
+            if not self.answering:
+                self.answering = True
+                self._stop_timer()
+                self.reasoning_box.collapsed = not self.keep_open
+                self.reasoning_box.title = f"Thought for {self._elapsed()}"
+                self.reasoning_box.display = bool(self.reasoning_text)
+            self.answer_text += answer
+            await self._stream(".answer").write(answer)
+
+    async def finish(self, note: str = "") -> None:
+        """End the stream: render what is left, stop the clock, show how it ended."""
+        self._stop_timer()
+        for stream in self._streams.values():
+            await stream.stop()
+        self._streams.clear()
+        box = self.reasoning_box
+        if self.live and not self.answering:
+            box.title = f"Thought for {self._elapsed()}"
+        self.live = False
+        box.display = bool(self.reasoning_text)
+        if not self.answering:
+            box.collapsed = not self.keep_open
+        label = self.query_one(".note", Static)
+        label.update(note)
+        label.display = bool(note)
+
+    def _stream(self, selector: str) -> MarkdownStream:
+        if selector not in self._streams:
+            self._streams[selector] = Markdown.get_stream(self.query_one(selector, Markdown))
+        return self._streams[selector]
+
+    def _tick(self) -> None:
+        if not self.answering:
+            self.reasoning_box.title = f"Thinking… {self._elapsed()}"
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def _elapsed(self) -> str:
+        return f"{time.monotonic() - self._started:.0f}s"
+
+
+class ChatInput(TextArea):
+    """The message box: Enter sends, Shift+Enter or Ctrl+J starts a new line."""
+
+    DEFAULT_CSS = "ChatInput { height: auto; max-height: 10; min-height: 3; }"
+
+    @dataclass
+    class Submitted(Message):
+        """The user pressed Enter with this text."""
+
+        text: str
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self.text))
+            return
+        if event.key in ("shift+enter", "ctrl+j"):
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        await super()._on_key(event)
+
+
+class ChatLog(VerticalScroll):
+    """The messages of the open chat, scrolled to the newest (unless the user scrolls up)."""
+
+    async def show(self, messages: list[StoredMessage], keep_open: bool) -> None:
+        """Replace the log with stored `messages`; `keep_open` opens all reasoning."""
+        await self.remove_children()
+        await self.mount_all([_view_of(m, keep_open) for m in messages if m.role != "tool"])
+
+
+def _view_of(message: StoredMessage, keep_open: bool) -> UserMessage | ReplyView:
+    if message.role == "user":
+        return UserMessage(message.content)
+    notes = {"stopped": "stopped", "partial": "interrupted: Ctrl+R writes it again"}
+    note = notes.get(message.status, f"failed: {message.error}" if message.error else "")
+    return ReplyView(message.reasoning, message.content, note=note, keep_open=keep_open)

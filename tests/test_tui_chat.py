@@ -1,0 +1,148 @@
+"""Pilot tests of the chat screen with a scripted backend: send, stream, reasoning, effort."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Markdown
+from tui_helpers import (
+    WAIT,
+    ScriptedBackend,
+    open_history,
+    reply,
+    run_async,
+    scripted_app,
+    send_and_wait,
+    wait_for,
+)
+
+from gptoss_local.events import AnswerDelta, ReasoningDelta
+from gptoss_local.tui.status import StatusBar
+from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
+
+
+@run_async
+async def test_send_streams_the_reply_and_saves_it(tmp_path: Path) -> None:
+    backend = ScriptedBackend([ReasoningDelta("The user "), ReasoningDelta("greets."),
+                               AnswerDelta("Hello "), AnswerDelta("**there**")])  # fmt: skip
+    history = open_history(tmp_path)
+    app = scripted_app(history, backend)
+    async with app.run_test() as pilot:
+        await pilot.press("h", "i")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.query(ReplyView) and not app.busy, what="the reply")
+        await pilot.pause()
+        assert [u.text for u in app.query(UserMessage)] == ["hi"]
+        view = app.query_one(ReplyView)
+        assert view.answer_text == "Hello **there**"
+        assert view.reasoning_text == "The user greets."
+        assert view.query_one(".answer", Markdown).source == "Hello **there**"
+        assert app.query_one(ChatInput).text == ""
+        assert "gpt-oss-test" in str(app.query_one(StatusBar).render())
+    conversation, _ = backend.calls[0]
+    assert conversation.messages[-1].content == "hi"
+    user, answer = history.messages(app.chat_id or 0)
+    assert (user.role, user.content) == ("user", "hi")
+    assert (answer.content, answer.reasoning, answer.status) == (
+        "Hello **there**",
+        "The user greets.",
+        "complete",
+    )
+
+
+@run_async
+async def test_reasoning_is_live_then_collapses_when_the_answer_starts(tmp_path: Path) -> None:
+    backend = ScriptedBackend([ReasoningDelta("pondering"), WAIT, AnswerDelta("done")])
+    app = scripted_app(open_history(tmp_path), backend)
+    async with app.run_test() as pilot:
+        await pilot.press("x", "enter")
+        await wait_for(pilot, lambda: bool(app.query(ReplyView)))
+        view = app.query_one(ReplyView)
+        await wait_for(pilot, lambda: view.reasoning_text == "pondering", what="reasoning")
+        assert not view.reasoning_box.collapsed
+        assert view.reasoning_box.title.startswith("Thinking…")
+        backend.gate.set()
+        await wait_for(pilot, lambda: not app.busy, what="the reply to end")
+        assert view.reasoning_box.collapsed
+        assert view.reasoning_box.title.startswith("Thought for")
+        assert view.answer_text == "done"
+        await pilot.press("ctrl+t")  # show all reasoning
+        assert not view.reasoning_box.collapsed
+        await pilot.press("ctrl+t")
+        assert view.reasoning_box.collapsed
+
+
+@run_async
+async def test_effort_switch_is_shown_stored_and_used(tmp_path: Path) -> None:
+    backend = ScriptedBackend(reply("r", "a"))
+    history = open_history(tmp_path)
+    app = scripted_app(history, backend)
+    async with app.run_test() as pilot:
+        await send_and_wait(pilot, "first")
+        assert backend.calls[-1][1].effort == "medium"
+        await pilot.press("ctrl+o")
+        assert app.effort == "high"
+        assert history.get_chat(app.chat_id or 0).effort == "high"
+        assert "effort high" in str(app.query_one(StatusBar).render())
+        await send_and_wait(pilot, "second")
+        assert backend.calls[-1][1].effort == "high"
+        assert history.messages(app.chat_id or 0)[-1].effort == "high"
+        chat_id = app.chat_id
+    reopened = scripted_app(history, backend, chat_id=chat_id)
+    async with reopened.run_test() as pilot:
+        assert reopened.effort == "high"
+        assert len(reopened.query(ReplyView)) == 2
+        await pilot.press("ctrl+o")
+        assert history.get_chat(chat_id or 0).effort == "low"
+
+
+@run_async
+async def test_the_status_bar_warns_near_the_context_limit(tmp_path: Path) -> None:
+    backend = ScriptedBackend(reply("r", "a"))
+    app = scripted_app(open_history(tmp_path), backend)
+    async with app.run_test() as pilot:
+        await send_and_wait(pilot, "short")
+        status = app.query_one(StatusBar)
+        assert "context 100/8,192" in str(status.render())
+        assert "TTFT 0.12s" in str(status.render()) and "250 tok/s" in str(status.render())
+        assert not status.has_class("-warning")
+        backend.context_used = 7900
+        await send_and_wait(pilot, "longer")
+        assert "nearly full" in str(status.render()) and status.has_class("-warning")
+
+
+@run_async
+async def test_a_fast_model_does_not_leave_the_ui_behind(tmp_path: Path) -> None:
+    # 2,000 tokens at about 2,000 tokens/s: the UI must be done soon after the backend is.
+    import time
+
+    tokens = [AnswerDelta(f"w{i} ") for i in range(2000)]
+    backend = ScriptedBackend(tokens, delay=0.0005)
+    app = scripted_app(open_history(tmp_path), backend)
+    async with app.run_test() as pilot:
+        await send_and_wait(pilot, "go", timeout=30)
+        lag = time.monotonic() - (backend.finished_at or 0)
+        view = app.query_one(ReplyView)
+        assert view.answer_text == "".join(t.text for t in tokens)
+        assert view.query_one(".answer", Markdown).source == view.answer_text
+    assert lag < 1.0, f"the UI finished {lag:.2f}s after the backend"
+
+
+@run_async
+async def test_every_action_is_in_the_command_palette(tmp_path: Path) -> None:
+    from gptoss_local.tui.app import ACTIONS
+
+    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+    async with app.run_test():
+        titles = {command.title for command in app.get_system_commands(app.screen)}
+        bindings = {b.id for b in app.BINDINGS if hasattr(b, "id")}
+    assert {label for _i, _k, _a, label, _h in ACTIONS} <= titles
+    assert {ident for ident, *_ in ACTIONS} <= bindings
+
+
+@run_async
+async def test_ctrl_q_quits(tmp_path: Path) -> None:
+    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: app._exit, what="the app to exit")

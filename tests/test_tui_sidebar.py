@@ -1,0 +1,122 @@
+"""Pilot tests of the saved chats: sidebar, switch, new, rename, delete with confirmation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input
+from tui_helpers import (
+    ScriptedBackend,
+    open_history,
+    reply,
+    run_async,
+    scripted_app,
+    send_and_wait,
+    wait_for,
+)
+
+from gptoss_local.session.history import History
+from gptoss_local.tui.modals import ConfirmScreen, RenameScreen
+from gptoss_local.tui.sidebar import ChatList
+from gptoss_local.tui.widgets import ReplyView, UserMessage
+
+
+def two_chats(history: History) -> tuple[int, int]:
+    """A chat about cats (older, effort low) and one about dogs, each with a question."""
+    cats = history.create_chat(effort="low").id
+    history.add_user_message(cats, "tell me about cats")
+    dogs = history.create_chat().id
+    history.add_user_message(dogs, "tell me about dogs")
+    return cats, dogs
+
+
+@run_async
+async def test_the_sidebar_lists_chats_and_opens_one(tmp_path: Path) -> None:
+    history = open_history(tmp_path)
+    cats, _dogs = two_chats(history)
+    app = scripted_app(history, ScriptedBackend([]))
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+b")
+        sidebar = app.query_one(ChatList)
+        assert sidebar.display and sidebar.has_focus
+        titles = [str(sidebar.get_option_at_index(i).prompt) for i in range(sidebar.option_count)]
+        assert titles == ["tell me about dogs", "tell me about cats"]
+        sidebar.highlighted = 1
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.chat_id == cats, what="the chat to open")
+        await pilot.pause()
+        assert [u.text for u in app.query(UserMessage)] == ["tell me about cats"]
+        assert app.effort == "low"
+        await pilot.press("ctrl+b")
+        assert not sidebar.display
+
+
+@run_async
+async def test_new_chat_starts_empty_and_is_saved_on_first_message(tmp_path: Path) -> None:
+    history = open_history(tmp_path)
+    backend = ScriptedBackend(reply("r", "answer"))
+    app = scripted_app(history, backend)
+    async with app.run_test() as pilot:
+        await send_and_wait(pilot, "first chat")
+        first = app.chat_id
+        await pilot.press("ctrl+n")
+        assert app.chat_id is None and not app.query(ReplyView)
+        await send_and_wait(pilot, "second chat")
+        assert app.chat_id not in (None, first)
+    assert [c.title for c in history.list_chats()] == ["second chat", "first chat"]
+
+
+@run_async
+async def test_rename_the_open_chat(tmp_path: Path) -> None:
+    history = open_history(tmp_path)
+    cats, _dogs = two_chats(history)
+    app = scripted_app(history, ScriptedBackend([]), chat_id=cats)
+    async with app.run_test() as pilot:
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: isinstance(app.screen, RenameScreen), what="the dialog")
+        app.screen.query_one(Input).value = "Felines"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RenameScreen))
+        assert history.get_chat(cats).title == "Felines"
+        assert app.sub_title == "Felines"
+
+
+@run_async
+async def test_delete_asks_first(tmp_path: Path) -> None:
+    history = open_history(tmp_path)
+    cats, dogs = two_chats(history)
+    app = scripted_app(history, ScriptedBackend([]), chat_id=cats)
+    async with app.run_test() as pilot:
+        await pilot.press("f8")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        assert [c.id for c in history.list_chats()] == [dogs, cats]
+        await pilot.press("f8")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.chat_id is None, what="the chat to go")
+        assert [c.id for c in history.list_chats()] == [dogs]
+        assert not app.query(UserMessage)
+
+
+@run_async
+async def test_a_reply_cut_off_by_a_crash_is_marked_and_can_be_written_again(
+    tmp_path: Path,
+) -> None:
+    crashed = open_history(tmp_path)
+    chat = crashed.create_chat().id
+    crashed.add_user_message(chat, "question")
+    partial = crashed.begin_assistant_message(chat).id
+    crashed.append_to_assistant(partial, answer="half an ans")
+    crashed.close()  # as a killed process leaves it: the row stays "partial"
+    history = open_history(tmp_path)
+    app = scripted_app(history, ScriptedBackend(reply("r", "a whole answer")), chat_id=chat)
+    async with app.run_test() as pilot:
+        view = app.query_one(ReplyView)
+        assert view.answer_text == "half an ans"
+        assert "interrupted" in str(view.query_one(".note").render())
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: not app.busy and history.messages(chat)[-1].status
+                       == "complete", what="the new reply")  # fmt: skip
+    assert [m.content for m in history.messages(chat)] == ["question", "a whole answer"]

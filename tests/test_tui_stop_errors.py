@@ -1,0 +1,136 @@
+"""Pilot tests: Esc stops a reply (kept, marked stopped); backend errors become notifications."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import (
+    WAIT,
+    ScriptedBackend,
+    notifications,
+    open_history,
+    reply,
+    run_async,
+    scripted_app,
+    send,
+    send_and_wait,
+    wait_for,
+)
+
+from gptoss_local.backends.base import BackendError
+from gptoss_local.events import AnswerDelta
+from gptoss_local.tui.app import make_app
+from gptoss_local.tui.widgets import ReplyView
+
+
+@run_async
+async def test_escape_stops_the_reply_and_keeps_it_marked_stopped(tmp_path: Path) -> None:
+    backend = ScriptedBackend([AnswerDelta("partial "), WAIT, AnswerDelta("never shown")])
+    history = open_history(tmp_path)
+    app = scripted_app(history, backend)
+    async with app.run_test() as pilot:
+        await send(pilot, "tell me")
+        await wait_for(pilot, lambda: bool(app.query(ReplyView)))
+        view = app.query_one(ReplyView)
+        await wait_for(pilot, lambda: view.answer_text == "partial ", what="the first words")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.busy, what="the reply to stop")
+        await pilot.pause()
+        assert view.answer_text == "partial "
+        assert "stopped" in str(view.query_one(".note").render())
+    stored = history.messages(app.chat_id or 0)[-1]
+    assert (stored.status, stored.content) == ("stopped", "partial ")
+    assert stored.stats is not None and stored.stats.stop_reason == "cancelled"
+
+
+@run_async
+async def test_a_backend_error_is_a_notification_and_the_app_stays_usable(
+    tmp_path: Path,
+) -> None:
+    backend = ScriptedBackend(
+        [AnswerDelta("half"), BackendError("decode failed", hint="Try a smaller context.")]
+    )
+    history = open_history(tmp_path)
+    app = scripted_app(history, backend)
+    async with app.run_test() as pilot:
+        await send_and_wait(pilot, "hello")
+        assert any("decode failed" in text for text in notifications(app))
+        failed = history.messages(app.chat_id or 0)[-1]
+        assert (failed.status, failed.content) == ("failed", "half")
+        backend.script = reply("ok", "recovered")
+        await send_and_wait(pilot, "again")
+        assert app.query(ReplyView).last().answer_text == "recovered"
+        assert history.messages(app.chat_id or 0)[-1].status == "complete"
+
+
+@run_async
+async def test_a_backend_that_fails_to_load_is_reported_and_retried(tmp_path: Path) -> None:
+    attempts: list[int] = []
+    backend = ScriptedBackend(reply("r", "loaded at last"))
+
+    def factory() -> ScriptedBackend:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise BackendError("out of memory", hint="Use --cpu-moe 4.", kind="out_of_memory")
+        return backend
+
+    app = make_app(open_history(tmp_path), factory)  # type: ignore[arg-type]
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: bool(notifications(app)), what="the load error")
+        assert "out of memory" in notifications(app)[0]
+        await send_and_wait(pilot, "first")  # the second attempt fails too: the reply fails
+        assert app.query(ReplyView).last().answer_text == ""
+        await send_and_wait(pilot, "second")
+        assert app.query(ReplyView).last().answer_text == "loaded at last"
+
+
+@run_async
+async def test_regenerate_and_edit_the_last_message(tmp_path: Path) -> None:
+    backend = ScriptedBackend(reply("r", "first answer"))
+    history = open_history(tmp_path)
+    app = scripted_app(history, backend)
+    async with app.run_test() as pilot:
+        await send_and_wait(pilot, "question")
+        backend.script = reply("r", "second answer")
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: not app.busy and history.messages(app.chat_id or 0)[-1]
+                       .content == "second answer", what="the new reply")  # fmt: skip
+        assert [m.content for m in history.messages(app.chat_id or 0)] == [
+            "question",
+            "second answer",
+        ]
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert history.messages(app.chat_id or 0) == []
+        assert app.query_one("ChatInput").text == "question"
+        assert not app.query(ReplyView)
+
+
+@run_async
+async def test_text_that_looks_like_markup_is_shown_as_is(tmp_path: Path) -> None:
+    backend = ScriptedBackend([BackendError("bad [tensor] at [/bold")])
+    history = open_history(tmp_path)
+    chat = history.create_chat("[b]weird[/").id
+    app = scripted_app(history, backend, chat_id=chat)
+    async with app.run_test() as pilot:
+        await send_and_wait(pilot, "[red]hi[/")
+        assert any("[/bold" in text for text in notifications(app))
+        await pilot.press("ctrl+b", "f8")
+        await wait_for(pilot, lambda: len(app.screen_stack) > 1, what="the question")
+        await pilot.press("escape")
+        assert history.get_chat(chat).title == "[b]weird[/"
+
+
+@run_async
+async def test_quitting_mid_reply_stops_it_and_saves_it(tmp_path: Path) -> None:
+    backend = ScriptedBackend([AnswerDelta("so far"), WAIT, AnswerDelta("never")])
+    history = open_history(tmp_path)
+    app = scripted_app(history, backend)
+    async with app.run_test() as pilot:
+        await send(pilot, "long one")
+        await wait_for(pilot, lambda: bool(app.query(ReplyView)))
+        view = app.query_one(ReplyView)
+        await wait_for(pilot, lambda: view.answer_text == "so far", what="the first words")
+        await pilot.press("ctrl+q")
+    stored = history.messages(app.chat_id or 0)[-1]
+    assert (stored.status, stored.content) == ("stopped", "so far")

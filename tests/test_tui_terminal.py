@@ -1,0 +1,59 @@
+"""`gptoss-local chat` in a real terminal (tmux): type, see a reply and its stats, quit, find it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+def _pane(session: str) -> str:
+    done = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return done.stdout
+
+
+def _until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)  # polling a condition with a deadline, not a fixed wait
+
+
+def test_chat_in_a_real_terminal(tiny_gguf: Path, isolated_home: Path, tmp_path: Path) -> None:
+    session = f"gptoss-test-{uuid.uuid4().hex[:8]}"
+    marker = tmp_path / "exit-code"
+    command = (
+        f"{sys.executable} -m gptoss_local chat --model-path {tiny_gguf} --context 2048; "
+        f"echo $? > {marker}"
+    )
+    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(isolated_home), "TERM": "xterm-256color"}
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "35",
+                    "-e", f"GPTOSS_LOCAL_HOME={isolated_home}", command],
+                   check=True, env=env, cwd=Path(__file__).parent.parent)  # fmt: skip
+    try:
+        _until(lambda: "llamacpp" in _pane(session), "the chat screen with the model loaded")
+        subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
+        _until(lambda: "tok/s" in _pane(session), "the reply's stats in the status bar")
+        assert "hello there" in _pane(session)
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
+        _until(marker.exists, "the app to quit")
+        _until(lambda: marker.read_text().strip() != "", "the exit code")
+        assert marker.read_text().strip() == "0"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    listed = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "--json"], env=env,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    (chat,) = json.loads(listed.stdout)["chats"]
+    assert (chat["title"], chat["messages"], chat["backend"]) == ("hello there", 2, "llamacpp")

@@ -1,0 +1,157 @@
+"""Helpers of the TUI tests: a scripted backend and waiting on conditions (never fixed sleeps)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from gptoss_local.backends.base import (
+    BackendInfo,
+    Conversation,
+    Finished,
+    GenerationSettings,
+    Stats,
+)
+from gptoss_local.events import AnswerDelta, Event, ReasoningDelta
+from gptoss_local.session.history import History
+from gptoss_local.tui.app import ChatApp, make_app
+
+WAIT = "wait"  # in a script: block until `gate` is set (or the reply is cancelled)
+INFO = BackendInfo("scripted", "gpt-oss-test", "entirely on the GPU", 8192)
+
+
+class ScriptedBackend:
+    """A `Backend` that yields a script of events, then `Finished`.
+
+    Items may be events, `WAIT`, or an exception to raise. With `delay`, item N is yielded
+    N × `delay` seconds after the start (on the worker thread), to play a model of a given
+    speed. `cancel` is honoured between items.
+    """
+
+    def __init__(
+        self, script: Sequence[Event | str | BaseException], *, delay: float = 0.0
+    ) -> None:
+        self.script = list(script)
+        self.delay = delay
+        self.gate = threading.Event()
+        self.calls: list[tuple[Conversation, GenerationSettings]] = []
+        self.finished_at: float | None = None
+        self.context_used = 100
+
+    def info(self) -> BackendInfo:
+        return INFO
+
+    def stream(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Event | Finished]:
+        self.calls.append((conversation, settings))
+        cancel = cancel or threading.Event()
+        reason = "return"
+        start = time.monotonic()
+        for index, item in enumerate(self.script):
+            if cancel.is_set():
+                reason = "cancelled"
+                break
+            if isinstance(item, str):
+                while not self.gate.wait(0.005) and not cancel.is_set():
+                    pass
+                continue
+            if isinstance(item, BaseException):
+                raise item
+            ahead = start + index * self.delay - time.monotonic()
+            if ahead > 0:  # paced against the start, so the rate holds despite coarse sleeps
+                time.sleep(ahead)
+            yield item
+        self.finished_at = time.monotonic()
+        yield Finished(self.stats(reason))
+
+    def stats(self, reason: str) -> Stats:
+        """The stats of a reply that ended for `reason`."""
+        return Stats(
+            generated_tokens=len(self.script),
+            ttft_seconds=0.12,
+            decode_tokens_per_second=250.0,
+            stop_reason=reason,  # type: ignore[arg-type]
+            context_size=8192,
+            context_used=self.context_used,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def run_async(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
+    """Run an async test in a fresh event loop (the suite has no async pytest plugin)."""
+
+    @functools.wraps(test)
+    def wrapper(*args: object, **kwargs: object) -> None:
+        asyncio.run(test(*args, **kwargs))  # type: ignore[arg-type]
+
+    return wrapper
+
+
+def reply(reasoning: str, answer: str) -> list[Event | str | BaseException]:
+    """A script of one reasoning delta and one answer delta."""
+    return [ReasoningDelta(reasoning), AnswerDelta(answer)]
+
+
+def open_history(tmp_path: Path) -> History:
+    """A fresh history in the test's folder."""
+    return History(tmp_path / "history.sqlite3")
+
+
+def scripted_app(history: History, backend: ScriptedBackend, **kwargs: object) -> ChatApp:
+    """The app talking to `backend`."""
+    return make_app(history, lambda: backend, **kwargs)  # type: ignore[arg-type]
+
+
+async def wait_for(
+    pilot: Pilot, condition: Callable[[], bool], timeout: float = 10.0, what: str = ""
+) -> None:
+    """Let the app run until `condition()` holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await pilot.pause(0.01)
+
+
+async def send(pilot: Pilot, text: str) -> None:
+    """Type `text` into the input and press Enter."""
+    from gptoss_local.tui.widgets import ChatInput
+
+    box = pilot.app.query_one(ChatInput)
+    box.focus()
+    box.text = text
+    await pilot.press("enter")
+
+
+async def send_and_wait(pilot: Pilot, text: str, timeout: float = 10.0) -> None:
+    """Send `text` and wait until the reply has ended."""
+    from gptoss_local.tui.widgets import ReplyView
+
+    app = pilot.app
+    assert isinstance(app, ChatApp)
+    before = len(app.query(ReplyView))
+    await send(pilot, text)
+    await wait_for(
+        pilot,
+        lambda: len(app.query(ReplyView)) > before and not app.busy,
+        timeout,
+        "the reply to end",
+    )
+    await pilot.pause()
+
+
+def notifications(app: ChatApp) -> list[str]:
+    """The text of every notification shown so far."""
+    return [n.message for n in app._notifications]
