@@ -44,7 +44,7 @@ class TokenLoop:
         cached = self._cache.prepare(prompt)
         self._evaluate(prompt[cached:])
         if self._cancel.is_set():
-            yield Finished(self._stats(prompt, cached, started, "cancelled", [], {}, None, None))
+            yield Finished(self._stats(prompt, cached, started, "cancelled", [], {}, None))
             return
         self._cache.save_checkpoint()
         prefill_done = time.perf_counter()
@@ -61,8 +61,9 @@ class TokenLoop:
             last = time.perf_counter()
             first = first or last
             generated.append(token)
-            events = parser.feed(self._pieces(token))
-            self._count(parser.content_kind, token, counts)
+            piece = self._pieces(token)
+            events = parser.feed(piece)
+            self._count(parser.content_kind, piece, counts)
             yield from events
             if token in self._stops:
                 reason = self._stops[token]
@@ -83,9 +84,9 @@ class TokenLoop:
                 )
             self._cache.tokens.append(token)
         yield from parser.finish()
-        timing = (prefill_done, first, last)
+        timing = (prefill_done, first, last) if first else None
         yield Finished(
-            self._stats(prompt, cached, started, reason, generated, counts, timing, first)
+            self._stats(prompt, cached, started, reason, generated, counts, timing)
         )
 
     def _evaluate(self, tokens: list[int]) -> None:
@@ -109,11 +110,10 @@ class TokenLoop:
                 )
             self._cache.tokens.extend(chunk)
 
-    def _count(self, kind: str | None, token: int, counts: dict[str, int]) -> None:
+    def _count(self, kind: str | None, piece: bytes, counts: dict[str, int]) -> None:
         """Count a content token as reasoning or answer (headers, control tokens and tool
         arguments count as neither)."""
         kind = _KIND.get(kind or "")
-        piece = self._pieces(token)
         # Harmony markers: some are control tokens, others (<|message|> ...) user-defined ones.
         if kind and not (piece.startswith(b"<|") and piece.endswith(b"|>")):
             counts[kind] += 1
@@ -126,12 +126,12 @@ class TokenLoop:
         reason: StopReason,
         generated: list[int],
         counts: dict[str, int],
-        timing: tuple[float, float | None, float | None] | None,
-        first: float | None,
+        timing: tuple[float, float, float] | None,
     ) -> Stats:
+        """`timing`: when the prompt was done and the first and last tokens were sampled."""
         now = time.perf_counter()
-        prefill_done, first_at, last_at = timing or (now, None, None)
-        decode_seconds = (last_at - first_at) if first_at and last_at else 0.0
+        prefill_done, first_at, last_at = timing or (now, now, now)
+        decode_seconds = last_at - first_at
         rate = (len(generated) - 1) / decode_seconds if decode_seconds > 0 else None
         return Stats(
             prompt_tokens=len(prompt),
@@ -141,7 +141,7 @@ class TokenLoop:
             reasoning_tokens=counts.get("reasoning", 0),
             answer_tokens=counts.get("answer", 0),
             prefill_seconds=prefill_done - started,
-            ttft_seconds=(first - started) if first else None,
+            ttft_seconds=(first_at - started) if timing else None,
             decode_seconds=decode_seconds,
             decode_tokens_per_second=rate,
             stop_reason=reason,
