@@ -85,9 +85,7 @@ class TokenLoop:
             self._cache.tokens.append(token)
         yield from parser.finish()
         timing = (prefill_done, first, last) if first else None
-        yield Finished(
-            self._stats(prompt, cached, started, reason, generated, counts, timing)
-        )
+        yield Finished(self._stats(prompt, cached, started, reason, generated, counts, timing))
 
     def _evaluate(self, tokens: list[int]) -> None:
         """Decode prompt tokens in batches; checks for cancellation between batches."""
