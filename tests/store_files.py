@@ -13,7 +13,8 @@ from pathlib import Path
 from gptoss_local import catalog
 from gptoss_local.catalog import Shape
 from gptoss_local.store.download import RetryPolicy
-from gptoss_local.store.pull import PullOptions
+from gptoss_local.store.progress import Progress
+from gptoss_local.store.pull import PullOptions, PullResult, pull_model
 
 REPO = "test-org/tiny-GGUF"
 FAST = RetryPolicy(attempts=3, backoff=0.0, timeout=5.0, chunk=64 * 1024, sleep=lambda _: None)
@@ -91,6 +92,17 @@ def options(**changes: object) -> PullOptions:
     """Pull options for tests: tiny backoff, no disk margin, no waiting on locks."""
     base = {"policy": FAST, "disk_margin": 0, "lock_timeout": 0.0, "lock_poll": 0.05}
     return PullOptions(**(base | changes))  # type: ignore[arg-type]
+
+
+def pull_recorded(
+    model: str = "tiny-one", **changes: object
+) -> tuple[PullResult, list[str], list[Progress]]:
+    """Pull a test model with `options(**changes)`; returns the result, notices and progress."""
+    notices: list[str] = []
+    reports: list[Progress] = []
+    cat = catalog.load()
+    result = pull_model(cat.model(model), cat, options(**changes), reports.append, notices.append)
+    return result, notices, reports
 
 
 def models_dir() -> Path:

@@ -10,25 +10,23 @@ from pathlib import Path
 
 import pytest
 from http_fixture import FileServer
-from store_files import Served, options
+from store_files import Served, pull_recorded
 from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
 )
 
-from gptoss_local import catalog
 from gptoss_local.store import sink
 from gptoss_local.store.errors import DiskFullError, StoreError
 from gptoss_local.store.layout import file_paths
-from gptoss_local.store.pull import PullResult, pull_model
+from gptoss_local.store.pull import PullResult
 
 ONE = "tiny-one.gguf"
 
 
 def pull(**changes: object) -> PullResult:
-    cat = catalog.load()
-    return pull_model(cat.model("tiny-one"), cat, options(**changes))
+    return pull_recorded(**changes)[0]
 
 
 def test_an_injected_enospc_stops_at_once_and_keeps_the_partial(

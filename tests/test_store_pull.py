@@ -7,29 +7,24 @@ from pathlib import Path
 
 import pytest
 from http_fixture import Fault, FileServer
-from store_files import FAST, Served, gguf_file, models_dir, options, write_manifest
+from store_files import FAST, Served, gguf_file, models_dir, pull_recorded, write_manifest
 from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
 )
 
-from gptoss_local import catalog
 from gptoss_local.store.download import RetryPolicy
 from gptoss_local.store.errors import StoreError
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.progress import Progress
-from gptoss_local.store.pull import pull_model
 from gptoss_local.store.records import recorded_sha256
 
 ONE = "tiny-one.gguf"
 
 
 def pull(model: str = "tiny-one", **changes: object) -> tuple[Path, list[str], list[Progress]]:
-    notices: list[str] = []
-    reports: list[Progress] = []
-    cat = catalog.load()
-    result = pull_model(cat.model(model), cat, options(**changes), reports.append, notices.append)
+    result, notices, reports = pull_recorded(model, **changes)
     return result.path, notices, reports
 
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 from http_fixture import Fault, FileServer
-from store_files import Served, models_dir, options
+from store_files import Served, models_dir, options, pull_recorded
 from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
@@ -30,15 +30,7 @@ ONE = "tiny-one.gguf"
 
 
 def pull(**changes: object) -> tuple[PullResult, list[str], list[Progress]]:
-    notices: list[str] = []
-    reports: list[Progress] = []
-    cat = catalog.load()
-    spec = cat.model("tiny-one")
-    return (
-        pull_model(spec, cat, options(**changes), reports.append, notices.append),
-        notices,
-        reports,
-    )
+    return pull_recorded(**changes)
 
 
 def wait_for(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]

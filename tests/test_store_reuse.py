@@ -9,33 +9,24 @@ from pathlib import Path
 
 import pytest
 from http_fixture import FileServer
-from store_files import REPO, Served, options
+from store_files import REPO, Served, pull_recorded
 from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_http_server,
     fixture_served,
     fixture_store_env,
 )
 
-from gptoss_local import catalog
 from gptoss_local.store import adopt
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.progress import Progress
-from gptoss_local.store.pull import PullResult, pull_model
+from gptoss_local.store.pull import PullResult
 from gptoss_local.store.records import recorded_sha256
 
 ONE = "tiny-one.gguf"
 
 
 def pull(**changes: object) -> tuple[PullResult, list[str], list[Progress]]:
-    notices: list[str] = []
-    reports: list[Progress] = []
-    cat = catalog.load()
-    spec = cat.model("tiny-one")
-    return (
-        pull_model(spec, cat, options(**changes), reports.append, notices.append),
-        notices,
-        reports,
-    )
+    return pull_recorded(**changes)
 
 
 def hf_cache(root: Path, data: bytes, revision: str = "abc123") -> Path:
