@@ -17,7 +17,7 @@ from tui_helpers import (
 
 from gptoss_local.session.history import History
 from gptoss_local.tui.modals import ConfirmScreen, RenameScreen
-from gptoss_local.tui.sidebar import ChatList
+from gptoss_local.tui.sidebar import ChatList, Sidebar
 from gptoss_local.tui.widgets import ReplyView, UserMessage
 
 
@@ -38,7 +38,7 @@ async def test_the_sidebar_lists_chats_and_opens_one(tmp_path: Path) -> None:
     async with app.run_test() as pilot:
         await pilot.press("ctrl+b")
         sidebar = app.query_one(ChatList)
-        assert sidebar.display and sidebar.has_focus
+        assert app.query_one(Sidebar).display and sidebar.has_focus
         titles = [str(sidebar.get_option_at_index(i).prompt) for i in range(sidebar.option_count)]
         assert titles == ["tell me about dogs", "tell me about cats"]
         sidebar.highlighted = 1
@@ -48,7 +48,7 @@ async def test_the_sidebar_lists_chats_and_opens_one(tmp_path: Path) -> None:
         assert [u.text for u in app.query(UserMessage)] == ["tell me about cats"]
         assert app.effort == "low"
         await pilot.press("ctrl+b")
-        assert not sidebar.display
+        assert not app.query_one(Sidebar).display
 
 
 @run_async
@@ -120,3 +120,28 @@ async def test_a_reply_cut_off_by_a_crash_is_marked_and_can_be_written_again(
         await wait_for(pilot, lambda: not app.busy and history.messages(chat)[-1].status
                        == "complete", what="the new reply")  # fmt: skip
     assert [m.content for m in history.messages(chat)] == ["question", "a whole answer"]
+
+
+@run_async
+async def test_search_filters_the_sidebar_and_opens_a_match(tmp_path: Path) -> None:
+    history = open_history(tmp_path)
+    cats, _dogs = two_chats(history)
+    history.rename_chat(cats, "Felines")  # found by a message's text, not only the title
+    app = scripted_app(history, ScriptedBackend([]))
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+f")
+        search = app.query_one("#chat_search", Input)
+        assert app.query_one(Sidebar).display and search.has_focus
+        sidebar = app.query_one(ChatList)
+        assert sidebar.option_count == 2
+        await pilot.press(*"CATS")
+        await wait_for(pilot, lambda: sidebar.option_count == 1, what="the filter")
+        assert str(sidebar.get_option_at_index(0).prompt) == "Felines"
+        await pilot.press("enter")  # to the list, then open the match
+        assert sidebar.has_focus
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.chat_id == cats, what="the chat to open")
+        search.value = "nothing like this"
+        await wait_for(pilot, lambda: sidebar.option_count == 0, what="no match")
+        search.value = ""
+        await wait_for(pilot, lambda: sidebar.option_count == 2, what="all chats again")

@@ -155,3 +155,47 @@ async def send_and_wait(pilot: Pilot, text: str, timeout: float = 10.0) -> None:
 def notifications(app: ChatApp) -> list[str]:
     """The text of every notification shown so far."""
     return [n.message for n in app._notifications]
+
+
+SNAPSHOTS = Path(__file__).parent / "snapshots" / "tui"
+SNAPSHOT_SIZE = (100, 30)
+
+
+def normalise_svg(svg: str) -> str:
+    """The SVG without what changes from run to run: Rich names its CSS classes by a hash."""
+    import re
+
+    return re.sub(r"terminal-\d+", "terminal", svg)
+
+
+async def assert_snapshot(pilot: Pilot, name: str) -> None:
+    """Compare the screen with `snapshots/tui/<name>.svg`; `UPDATE_SNAPSHOTS=1` rewrites it.
+
+    The cursor is made steady first (a blink would make the picture depend on timing), and
+    notifications are cleared (they time out at unpredictable moments).
+    """
+    import os
+
+    from textual.widgets import TextArea
+
+    app = pilot.app
+    for area in app.query(TextArea):
+        area.cursor_blink = False
+    app.clear_notifications()
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    svg = normalise_svg(app.export_screenshot(title=name))
+    path = SNAPSHOTS / f"{name}.svg"
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1" or not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(svg, encoding="utf-8")
+        if os.environ.get("UPDATE_SNAPSHOTS") != "1":
+            raise AssertionError(f"{path} did not exist: written, check it and run again")
+        return
+    if path.read_text(encoding="utf-8") != svg:
+        import tempfile
+
+        failed = Path(tempfile.gettempdir()) / f"{name}.failed.svg"  # kept out of the tree
+        failed.write_text(svg, encoding="utf-8")
+        raise AssertionError(f"the screen differs from {path}: see {failed}")

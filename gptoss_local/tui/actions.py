@@ -14,15 +14,27 @@ ACTIONS = (
     ("edit", "ctrl+l", "edit_last", "Edit last", "Edit and resend your last message"),
     ("new_chat", "ctrl+n", "new_chat", "New chat", "Start a new chat"),
     ("chats", "ctrl+b", "toggle_sidebar", "Chats", "Show or hide the saved chats"),
+    (
+        "instructions",
+        "f3",
+        "edit_instructions",
+        "Instructions",
+        "Edit this chat's instructions (system prompt)",
+    ),
+    ("search", "ctrl+f", "search_chats", "Search", "Search the saved chats"),
     ("rename", "f2", "rename_chat", "Rename", "Rename this chat"),
     ("delete", "f8", "delete_chat", "Delete", "Delete this chat (asks first)"),
+    ("help", "f1", "help", "Help", "List every key and what it does"),
 )
 _PRIORITY = {"quit"}  # Ctrl+Q must work whatever has focus, a modal included
 
 
 def bindings() -> list[BindingType]:
     """The bindings of `ACTIONS`, with their ids and descriptions."""
-    return [
+    table: list[BindingType] = [
         Binding(key, action, label, id=ident, priority=ident in _PRIORITY, tooltip=help_text)
         for ident, key, action, label, help_text in ACTIONS
     ]
+    # "?" too, where it is not typed into the input (which keeps it: people ask questions).
+    table.append(Binding("question_mark", "help", "Help", show=False, id="help_question_mark"))
+    return table

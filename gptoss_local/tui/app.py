@@ -26,7 +26,7 @@ from gptoss_local.tui.actions import ACTIONS, bindings
 from gptoss_local.tui.chat_actions import ChatActions
 from gptoss_local.tui.messages import BackendLoaded, ReplyFailed, ReplyFinished, ReplyStreamed
 from gptoss_local.tui.pump import run_reply, with_effort
-from gptoss_local.tui.sidebar import ChatList
+from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ChatLog, ReplyView, UserMessage
 
@@ -52,11 +52,13 @@ class ChatApp(ChatActions, App[None]):
         self.effort = effort
         self.chat_id = chat_id
         self.show_reasoning = False
+        self.instructions = ""  # of a new chat, until its first message saves it
         self._factory = backend_factory
         self._backend: Backend | None = None
         self._backend_lock = threading.Lock()
         self._cancel: threading.Event | None = None
         self._reply: ReplyView | None = None
+        self._sent: list[str] = []  # the messages sent in this session, for input history
 
     @property
     def busy(self) -> bool:
@@ -65,7 +67,7 @@ class ChatApp(ChatActions, App[None]):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield ChatList(id="chats")
+        yield Sidebar(id="sidebar")
         yield ChatLog(id="log")
         yield ChatInput(id="input", soft_wrap=True, show_line_numbers=False)
         yield StatusBar(self.effort)
@@ -121,14 +123,19 @@ class ChatApp(ChatActions, App[None]):
                 info = self.query_one(StatusBar).info
                 self.chat_id = self.history.create_chat(
                     effort=self.effort,
+                    instructions=self.instructions or None,
                     model=info.model if info else None,
                     backend=info.backend if info else None,
                 ).id
+                self.instructions = ""  # the chat keeps them now
             self.history.add_user_message(self.chat_id, text)
         except HistoryError as exc:
             self.notify(str(exc), title="Cannot save the message", severity="error", markup=False)
             return
-        self.query_one(ChatInput).clear()
+        box = self.query_one(ChatInput)
+        box.clear()
+        box.remember(text)
+        self._sent.append(text)
         await self.query_one(ChatLog).mount(UserMessage(text))
         self._show_status()  # the chat's title comes from its first message
         await self._start_reply(self.chat_id)
@@ -212,6 +219,9 @@ class ChatApp(ChatActions, App[None]):
     async def _render_chat(self) -> None:
         messages = [] if self.chat_id is None else self.history.messages(self.chat_id)
         await self.query_one(ChatLog).show(messages, self.show_reasoning)
+        # Up recalls this chat's messages; in a new chat, those sent earlier in this session.
+        past = [m.content for m in messages if m.role == "user"]
+        self.query_one(ChatInput).set_past(past if self.chat_id is not None else self._sent)
         if self.chat_id is not None:
             self.effort = self.history.get_chat(self.chat_id).effort
         self._show_status()

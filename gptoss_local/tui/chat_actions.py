@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual.widgets import Input
+
 from gptoss_local.session.errors import HistoryError
-from gptoss_local.tui.modals import ConfirmScreen, RenameScreen
-from gptoss_local.tui.sidebar import ChatList
+from gptoss_local.tui.help import HelpScreen
+from gptoss_local.tui.modals import ConfirmScreen, InstructionsScreen, RenameScreen
+from gptoss_local.tui.sidebar import ChatList, Sidebar
 from gptoss_local.tui.widgets import ChatInput
 
 if TYPE_CHECKING:
@@ -27,6 +30,7 @@ class ChatActions(_Base):
 
     history: History
     chat_id: int | None
+    instructions: str  # of a new chat not yet saved; a saved chat keeps its own
 
     @property
     def busy(self) -> bool:
@@ -77,26 +81,72 @@ class ChatActions(_Base):
         """Show the chat `chat_id` (None: a new one) in the log."""
         if not self._idle():
             return
-        self.chat_id = chat_id
+        self.chat_id, self.instructions = chat_id, ""
         await self._render_chat()
         self.refresh_sidebar()
         self.query_one(ChatInput).focus()
 
     def action_toggle_sidebar(self) -> None:
         """Show or hide the list of saved chats."""
-        sidebar = self.query_one(ChatList)
+        sidebar = self.query_one(Sidebar)
         sidebar.display = not sidebar.display
         if sidebar.display:
             self.refresh_sidebar()
-            sidebar.focus()
+            sidebar.query_one(ChatList).focus()
+        else:
+            self.query_one(ChatInput).focus()
+
+    def action_search_chats(self) -> None:
+        """Open the sidebar with the focus in its search box."""
+        sidebar = self.query_one(Sidebar)
+        if not sidebar.display:
+            sidebar.display = True
+            self.refresh_sidebar()
+        sidebar.query_one("#chat_search", Input).focus()
 
     def refresh_sidebar(self) -> None:
-        """List the saved chats again."""
-        self.query_one(ChatList).show(self.history.list_chats(), self.chat_id)
+        """List the saved chats again (those matching the search, if any)."""
+        sidebar = self.query_one(Sidebar)
+        chats = self.history.list_chats(search=sidebar.search or None)
+        sidebar.query_one(ChatList).show(chats, self.chat_id)
+
+    # Handlers by name: `@on` is only collected on Textual classes, and this mixin is not one.
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """List the chats again as the search changes."""
+        if event.input.id == "chat_search":
+            self.refresh_sidebar()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the search box moves to the list, where arrows and Enter pick a chat."""
+        if event.input.id == "chat_search":
+            self.query_one(ChatList).focus()
 
     async def on_option_list_option_selected(self, event: ChatList.OptionSelected) -> None:
         """Open the chat picked in the sidebar."""
         await self.open_chat(ChatList.chat_id(event.option))
+
+    def action_help(self) -> None:
+        """Show every key and what it does."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_edit_instructions(self) -> None:
+        """Edit the open chat's instructions; a new chat gets them when it is saved."""
+        chat_id = self.chat_id
+        current = self.instructions
+        if chat_id is not None:
+            current = self.history.get_chat(chat_id).instructions or ""
+        self.push_screen(InstructionsScreen(current),
+                         lambda text: self._set_instructions(chat_id, text))  # fmt: skip
+
+    def _set_instructions(self, chat_id: int | None, text: str | None) -> None:
+        if text is None:
+            return
+        if chat_id is None:
+            self.instructions = text
+        else:
+            self.history.set_instructions(chat_id, text)
+        self.notify("Instructions saved." if text else "Instructions removed.", timeout=2)
 
     def action_rename_chat(self) -> None:
         """Ask for a new title of the open chat."""

@@ -1,4 +1,4 @@
-"""Small modal questions: a new title, and a yes/no confirmation."""
+"""Small modal questions: a new title, a yes/no confirmation, the chat's instructions."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label
+from textual.widgets import Button, Input, Label, TextArea
 
 _CSS = """
 {name} {{ align: center middle; }}
@@ -77,3 +77,46 @@ class ConfirmScreen(ModalScreen[bool]):
     def action_answer(self, yes: bool) -> None:
         """Answer the question."""
         self.dismiss(yes)
+
+
+class InstructionsScreen(ModalScreen[str | None]):
+    """Edit a chat's instructions (its system prompt); returns the text, or None if cancelled."""
+
+    DEFAULT_CSS = _CSS.format(name="InstructionsScreen") + (
+        "InstructionsScreen > Vertical { width: 80; }\n"
+        "InstructionsScreen TextArea { height: 10; }\n"
+    )
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="instructions_cancel"),
+        Binding("ctrl+s", "save", "Save", id="instructions_save"),
+    ]
+
+    def __init__(self, instructions: str) -> None:
+        super().__init__()
+        self._instructions = instructions
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Instructions for this chat (empty: none). Ctrl+S saves, Esc cancels.")
+            yield TextArea(self._instructions, id="instructions", soft_wrap=True)
+            with Horizontal():
+                yield Button("Cancel", id="cancel")
+                yield Button("Save", id="save", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_save()
+        else:
+            self.action_cancel()
+
+    def action_save(self) -> None:
+        """Close, returning the edited instructions."""
+        self.dismiss(self.query_one(TextArea).text.strip())
+
+    def action_cancel(self) -> None:
+        """Close without changing the instructions."""
+        self.dismiss(None)

@@ -1,9 +1,11 @@
-"""The sidebar of saved chats, most recent first."""
+"""The sidebar: a search box over the saved chats, and the chats, most recent first."""
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.content import Content
-from textual.widgets import OptionList
+from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from gptoss_local.session.records import Chat
@@ -12,7 +14,7 @@ from gptoss_local.session.records import Chat
 class ChatList(OptionList):
     """The saved chats; selecting one (Enter or a click) opens it."""
 
-    DEFAULT_CSS = "ChatList { width: 32; dock: left; height: 1fr; }"
+    DEFAULT_CSS = "ChatList { height: 1fr; }"
 
     def show(self, chats: list[Chat], current: int | None) -> None:
         """List `chats`, highlighting the open one."""
@@ -20,10 +22,28 @@ class ChatList(OptionList):
         # Content, not a str: a title is the user's text and must not be read as markup.
         self.add_options(Option(Content(c.title or "(untitled)"), id=str(c.id)) for c in chats)
         ids = [chat.id for chat in chats]
-        if current in ids:
-            self.highlighted = ids.index(current)
+        if ids:  # the open chat, else the first, so that Enter always picks one
+            self.highlighted = ids.index(current) if current in ids else 0
 
     @staticmethod
     def chat_id(option: Option) -> int:
         """The chat id of one of the options."""
         return int(option.id or 0)
+
+
+class Sidebar(Vertical):
+    """The search box above the list of chats; the app lists them again as the search changes."""
+
+    DEFAULT_CSS = """
+    Sidebar { width: 32; dock: left; height: 1fr; }
+    Sidebar Input { margin: 0; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="Search chats", id="chat_search")
+        yield ChatList(id="chats")
+
+    @property
+    def search(self) -> str:
+        """What the search box holds, stripped."""
+        return self.query_one(Input).value.strip()

@@ -42,8 +42,8 @@ class StatusBar(Static):
         if self.stats and self.stats.decode_tokens_per_second:
             parts.append(f"{self.stats.decode_tokens_per_second:.0f} tok/s")
         near = bool(size) and used >= WARN_FRACTION * size
-        if near:
-            parts.append("⚠ context nearly full: start a new chat")
+        if near:  # first, so that a narrow terminal still shows it
+            parts.insert(0, "⚠ context nearly full: start a new chat")
         if self.note:
             parts.append(self.note)
         self.set_class(near, "-warning")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from textual import events
 from textual.app import ComposeResult
@@ -131,9 +132,51 @@ class ReplyView(Vertical):
 
 
 class ChatInput(TextArea):
-    """The message box: Enter sends, Shift+Enter or Ctrl+J starts a new line."""
+    """The message box: Enter sends, Shift+Enter or Ctrl+J starts a new line.
+
+    Up on the first line (or in an empty box) recalls the previous message of `past`, Down on
+    the last line the next one, and after the newest what was being typed before.
+    """
 
     DEFAULT_CSS = "ChatInput { height: auto; max-height: 10; min-height: 3; }"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.past: list[str] = []  # the messages Up can recall, oldest first
+        self._index: int | None = None  # which of them is shown; None: the draft
+        self._draft = ""
+
+    def remember(self, text: str) -> None:
+        """Add a sent message to what Up recalls, and stop browsing."""
+        self.past.append(text)
+        self._index = None
+
+    def set_past(self, messages: list[str]) -> None:
+        """Replace what Up recalls (another chat was opened)."""
+        self.past, self._index = list(messages), None
+
+    def action_cursor_up(self, select: bool = False) -> None:
+        """Move up a line, or recall the previous message from the first line."""
+        if select or self.cursor_location[0] > 0 or not self._recall(-1):
+            super().action_cursor_up(select)
+
+    def action_cursor_down(self, select: bool = False) -> None:
+        """Move down a line, or from the last line go on to the next recalled message."""
+        last_line = self.cursor_location[0] == self.document.line_count - 1
+        if select or self._index is None or not last_line or not self._recall(1):
+            super().action_cursor_down(select)
+
+    def _recall(self, step: int) -> bool:
+        index = len(self.past) if self._index is None else self._index
+        index += step
+        if index < 0 or index > len(self.past) or (self._index is None and step > 0):
+            return False
+        if self._index is None:
+            self._draft = self.text  # kept, so Down past the newest gives it back
+        self._index = None if index == len(self.past) else index
+        self.text = self._draft if self._index is None else self.past[index]
+        self.move_cursor(self.document.end)
+        return True
 
     @dataclass
     class Submitted(Message):

@@ -1,0 +1,58 @@
+"""Pilot tests of input history: Up and Down recall the messages sent before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tui_helpers import (
+    ScriptedBackend,
+    open_history,
+    reply,
+    run_async,
+    scripted_app,
+    send_and_wait,
+)
+
+from gptoss_local.tui.widgets import ChatInput
+
+
+@run_async
+async def test_up_and_down_recall_sent_messages_and_the_draft(tmp_path: Path) -> None:
+    app = scripted_app(open_history(tmp_path), ScriptedBackend(reply("r", "a")))
+    async with app.run_test() as pilot:
+        await send_and_wait(pilot, "first")
+        await send_and_wait(pilot, "second\nhas two lines")
+        box = app.query_one(ChatInput)
+        box.focus()
+        await pilot.press("d", "r")  # a draft, on the first (only) line
+        await pilot.press("up")
+        assert box.text == "second\nhas two lines"
+        await pilot.press("up")  # the cursor is at the end: first it goes up a line
+        assert box.text == "second\nhas two lines" and box.cursor_location[0] == 0
+        await pilot.press("up")
+        assert box.text == "first"
+        await pilot.press("up")  # nothing older: stays
+        assert box.text == "first"
+        await pilot.press("down")
+        assert box.text == "second\nhas two lines"
+        await pilot.press("down")
+        assert box.text == "dr"
+        await pilot.press("down")  # not browsing: an ordinary cursor move
+        assert box.text == "dr"
+
+
+@run_async
+async def test_history_follows_the_open_chat(tmp_path: Path) -> None:
+    history = open_history(tmp_path)
+    saved = history.create_chat().id
+    history.add_user_message(saved, "an old question")
+    app = scripted_app(history, ScriptedBackend(reply("r", "a")))
+    async with app.run_test() as pilot:
+        box = app.query_one(ChatInput)
+        await send_and_wait(pilot, "new one")
+        await app.open_chat(saved)
+        await pilot.press("up")
+        assert box.text == "an old question"
+        await pilot.press("down", "ctrl+n")
+        await pilot.press("up")  # a new chat recalls what was sent in this session
+        assert box.text == "new one"
