@@ -38,8 +38,18 @@ def engine_warnings(hardware: Hardware, engine: EngineStatus, backend: str) -> l
     return []
 
 
-def report(hardware: Hardware, engine: EngineStatus, the_plan: Plan, warnings: list[str]) -> dict:
-    """The JSON document."""
+def report(
+    hardware: Hardware,
+    engine: EngineStatus,
+    the_plan: Plan,
+    warnings: list[str],
+    ollama: dict[str, Any] | None = None,
+) -> dict:
+    """The JSON document; `ollama` (from `ollama_status()`) is looked up when not given."""
+    if ollama is None:
+        from gptoss_local.backends.ollama_status import ollama_status
+
+        ollama = ollama_status()
     gpus = [
         {
             **asdict(gpu),
@@ -66,6 +76,7 @@ def report(hardware: Hardware, engine: EngineStatus, the_plan: Plan, warnings: l
             "nvml": {"available": hardware.nvml_error is None, "error": hardware.nvml_error},
             "problems": list(hardware.problems),
             "warnings": warnings,
+            "ollama": ollama,
         },
         "plan": the_plan.to_dict(),
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gptoss_local import __version__, paths
 from gptoss_local.engine import EngineStatus
 from gptoss_local.hardware import Hardware
@@ -17,14 +19,25 @@ _PLACEMENT = {
 
 
 def render(
-    hardware: Hardware, engine: EngineStatus, plan: Plan, warnings: list[str], color: bool
+    hardware: Hardware,
+    engine: EngineStatus,
+    plan: Plan,
+    warnings: list[str],
+    color: bool,
+    ollama: dict[str, Any] | None = None,
 ) -> str:
-    """The whole report as text; `color` adds ANSI bold and red for headings and warnings."""
+    """The whole report as text; `color` adds ANSI bold and red for headings and warnings.
+
+    `ollama` is `ollama_status()`'s result, looked up when not given.
+    """
+    from gptoss_local.backends.ollama_status import ollama_status, status_line
+
     bold, red, reset = ("\x1b[1m", "\x1b[1;31m", "\x1b[0m") if color else ("", "", "")
     lines = [f"{bold}gptoss-local {__version__}{reset}", "", f"{bold}GPUs{reset}"]
     lines += _gpu_lines(hardware)
     lines += ["", f"{bold}System{reset}", *_system_lines(hardware)]
     lines += ["", f"{bold}Engine{reset}", f"  {_engine_line(engine)}"]
+    lines.append(f"  {status_line(ollama if ollama is not None else ollama_status())}")
     lines += ["", f"{bold}Plan{reset}", *_plan_lines(plan)]
     alerts = warnings + list(plan.warnings) + list(hardware.problems)
     if alerts:

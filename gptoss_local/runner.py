@@ -20,6 +20,7 @@ from gptoss_local.planner import Plan, Wishes
 
 if TYPE_CHECKING:
     from gptoss_local.backends.llama_cpp import LlamaCppBackend
+    from gptoss_local.backends.ollama import OllamaBackend
 
 Notice = Callable[[str], None]
 
@@ -114,3 +115,25 @@ def _plan_that_fits_now(cat: Catalog, spec: ModelSpec) -> str | None:
         return None
     flags = f"--cpu-moe {fresh.cpu_moe_layers} --context {fresh.context}"
     return f"With the memory free now this would fit: {flags} (`gptoss-local doctor {flags}`)."
+
+
+def open_ollama(
+    args: argparse.Namespace, settings: config.Settings, notice: Notice
+) -> tuple[OllamaBackend, Plan]:
+    """The planned model's Ollama tag on an adopted or started Ollama server.
+
+    The plan gives the model and `options.num_ctx`; Ollama places the layers itself.
+    """
+    from gptoss_local.backends.ollama import OllamaBackend
+    from gptoss_local.backends.ollama_daemon import OllamaDaemon
+
+    if getattr(args, "model_path", None) is not None:
+        raise WishError("--model-path works with the llama.cpp backend only (--backend llamacpp)")
+    cat = catalog_mod.load()
+    the_plan = make_plan(args, settings, cat, None)
+    if the_plan.model is None:
+        raise WishError("no model fits this machine:\n" + "\n".join(the_plan.warnings))
+    for warning in the_plan.warnings:
+        notice(f"warning: {warning}")
+    tag = cat.model(the_plan.model).ollama_tag
+    return OllamaBackend(OllamaDaemon(notice), tag, context=the_plan.context), the_plan

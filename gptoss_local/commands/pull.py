@@ -27,6 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-reuse", action="store_true", help="do not look for copies in other tools' caches"
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress and no notices")
+    parser.add_argument(
+        "--backend", choices=("llamacpp", "ollama"),
+        help="llamacpp: into the models folder (default); ollama: into Ollama's own store",
+    )  # fmt: skip
 
 
 def run_pull(args: argparse.Namespace) -> int:
@@ -38,6 +42,8 @@ def run_pull(args: argparse.Namespace) -> int:
 
     settings = config.load()
     cat = catalog.load()
+    if getattr(args, "backend", None) == "ollama":
+        return _pull_ollama(args, cat, settings)
     with ProgressView(args.quiet) as view:
         spec = choose_spec(args.model, cat, settings, view.notice)
         options = PullOptions(
@@ -55,6 +61,31 @@ def run_pull(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"{spec.name} is ready and verified:", file=sys.stderr)
     print(result.path)
+    return 0
+
+
+def _pull_ollama(args: argparse.Namespace, cat: Catalog, settings: Settings) -> int:
+    """Pull the model's Ollama tag through an adopted or started Ollama; print the tag."""
+    from gptoss_local.backends.ollama import pull
+    from gptoss_local.backends.ollama_daemon import OllamaDaemon
+    from gptoss_local.commands.progress_view import ProgressView
+    from gptoss_local.errors import WishError
+
+    if args.offline or args.source:
+        raise WishError("--offline and --source apply to the models folder, not --backend ollama")
+    with ProgressView(args.quiet) as view:
+        spec = choose_spec(args.model, cat, settings, view.notice)
+        daemon = OllamaDaemon(view.notice)
+        try:
+            import ollama
+
+            view.notice(f"pulling {spec.ollama_tag} into Ollama at {daemon.ensure()}")
+            pull(ollama.Client(host=daemon.url), spec.ollama_tag, view.progress)
+        finally:
+            daemon.stop()
+    if not args.quiet:
+        print(f"{spec.ollama_tag} is ready in Ollama:", file=sys.stderr)
+    print(spec.ollama_tag)
     return 0
 
 

@@ -16,6 +16,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `run`."""
     parser.add_argument("prompt", nargs="?", help="the question (default: read from stdin)")
     parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
+    parser.add_argument(
+        "--backend", choices=("llamacpp", "ollama"),
+        help="engine (default: the settings file's, else llamacpp)",
+    )  # fmt: skip
     parser.add_argument("--instructions", help="instructions for the model (a system prompt)")
     parser.add_argument("--max-tokens", type=int, metavar="N", help="stop after N generated tokens")
     parser.add_argument("--seed", type=int, help="sampling seed, for repeatable output")
@@ -45,7 +49,7 @@ def run_run(args: argparse.Namespace) -> int:
     from gptoss_local.harmony import Message, render_prompt
 
     settings = config.load()
-    args.backend = "llamacpp"  # the only backend that streams so far
+    args.backend = args.backend or settings.backend
     prompt = _read_prompt(args)
     effort = args.effort or settings.effort
     conversation = Conversation(
@@ -69,6 +73,11 @@ def run_run(args: argparse.Namespace) -> int:
         top_p=args.top_p,
         seed=args.seed,
     )
+    if args.backend == "ollama":
+        from gptoss_local.runner import open_ollama
+
+        with open_ollama(args, settings, notice=_stderr)[0] as served:
+            return _stream(served, conversation, generation, args)
     from gptoss_local.runner import open_backend
 
     backend = open_backend(args, settings, notice=_stderr)

@@ -1,0 +1,211 @@
+"""The Ollama backend: chat streaming, pull and placement through the official `ollama` client.
+
+A stream that breaks mid-reply (the server died, the connection dropped, no final line) yields
+`TurnEnded("truncated")` and then raises `BackendError(kind="stream_broken")`: the caller keeps
+the text it has and marks the reply failed with the reason (the TUI's pump does). A daemon we own
+that crashed is restarted before the error is raised, so the next turn works.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from gptoss_local.backends.base import (
+    BackendError,
+    BackendInfo,
+    Conversation,
+    Finished,
+    GenerationSettings,
+    Stats,
+)
+from gptoss_local.backends.ollama_daemon import OllamaDaemon
+from gptoss_local.events import AnswerDelta, Event, ReasoningDelta, ToolCall, TurnEnded
+from gptoss_local.store.progress import Progress, ProgressFn, ignore_progress
+
+
+class OllamaBackend:
+    """One gpt-oss tag served by Ollama.
+
+    Args:
+        daemon: The server (adopted or started); `ensure()` is called here.
+        model: The Ollama tag, e.g. "gpt-oss:20b".
+        context: options.num_ctx for every request (the plan's context).
+        keep_alive: How long Ollama keeps the model loaded after a reply ("5m", "-1" forever).
+    """
+
+    def __init__(
+        self, daemon: OllamaDaemon, model: str, context: int = 8192, keep_alive: str = "10m"
+    ) -> None:
+        self.daemon, self.model, self.context, self.keep_alive = daemon, model, context, keep_alive
+        self._client = _client(daemon.ensure())
+
+    def info(self) -> BackendInfo:
+        """The tag, its placement as Ollama reports it, and the server's version."""
+        details = {"ollama": self.daemon.version or "?", "server": self.daemon.url}
+        return BackendInfo("ollama", self.model, self.placement(), self.context, details)
+
+    def placement(self) -> str:
+        """Where Ollama loaded the model, from /api/ps: size_vram against size."""
+        try:
+            loaded = self._client.ps().models
+        except Exception:  # placement is informative; an unreachable server shows as unknown
+            return "unknown"
+        for entry in loaded:
+            if entry.model == self.model or entry.name == self.model:
+                return describe_placement(entry.size or 0, entry.size_vram or 0)
+        return "not loaded"
+
+    def stream(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Event | Finished]:
+        """Yield events for the assistant's next turn, then one `Finished`."""
+        from gptoss_local.backends.ollama_messages import chat_request
+
+        request = chat_request(conversation, settings, self.context)
+        started, first, cancelled = time.monotonic(), None, False
+        final: Any = None
+        called = False
+        try:
+            for chunk in self._client.chat(
+                model=self.model, stream=True, think=settings.effort,
+                keep_alive=self.keep_alive, **request,
+            ):  # fmt: skip
+                message = chunk.message
+                if message.thinking:
+                    first = first or time.monotonic()
+                    yield ReasoningDelta(message.thinking)
+                if message.content:
+                    first = first or time.monotonic()
+                    yield AnswerDelta(message.content)
+                for call in message.tool_calls or ():
+                    called = True
+                    yield _tool_call(call.function.name, call.function.arguments)
+                if chunk.done:
+                    final = chunk
+                    break
+                if cancel is not None and cancel.is_set():
+                    cancelled = True  # closing the generator closes the HTTP stream
+                    break
+        except Exception as exc:
+            yield from self._broken(exc)
+        if final is None and not cancelled:
+            yield from self._broken(None)
+        ttft = first - started if first is not None else None
+        end: Literal["call", "return"] = "call" if called else "return"
+        yield TurnEnded("truncated" if cancelled else end)
+        yield Finished(self._stats(final, ttft, "cancelled" if cancelled else end))
+
+    def _broken(self, exc: BaseException | None) -> Iterator[Event]:
+        """End a reply the server stopped sending: truncated, then a `stream_broken` error."""
+        _check_user_error(exc)
+        why = f"{type(exc).__name__}: {exc}" if exc is not None else "no final line"
+        hint = "The reply is incomplete."
+        try:
+            if self.daemon.restart_if_crashed(wait=1.0):
+                self._client = _client(self.daemon.url)  # a restarted daemon has a new port
+                hint += " The Ollama server crashed and was restarted; ask again."
+        except BackendError as again:  # out of restarts, or it would not start
+            hint += f" Restarting the Ollama server failed: {again}"
+        yield TurnEnded("truncated")
+        raise BackendError(f"the Ollama stream broke mid-reply ({why})", hint,
+                           kind="stream_broken")  # fmt: skip
+
+    def _stats(self, final: Any, ttft: float | None, reason: str) -> Stats:
+        if final is None:
+            return Stats(ttft_seconds=ttft, stop_reason=reason, context_size=self.context)  # type: ignore[arg-type]
+        evals, nanos = final.eval_count or 0, final.eval_duration or 0
+        prompt = final.prompt_eval_count or 0
+        stop = "length" if final.done_reason == "length" else reason
+        return Stats(
+            prompt_tokens=prompt, evaluated_tokens=prompt, generated_tokens=evals,
+            prefill_seconds=(final.prompt_eval_duration or 0) / 1e9, ttft_seconds=ttft,
+            decode_seconds=nanos / 1e9,
+            decode_tokens_per_second=evals / nanos * 1e9 if nanos else None,
+            stop_reason=stop, context_size=self.context, context_used=prompt + evals,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    def pull(self, tag: str | None = None, progress: ProgressFn = ignore_progress) -> None:
+        """Download a tag into Ollama's store, reporting through the store's callback."""
+        pull(self._client, tag or self.model, progress)
+
+    def close(self) -> None:
+        """Stop a daemon we started; an adopted server is left running."""
+        self.daemon.stop()
+
+    def __enter__(self) -> OllamaBackend:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _client(url: str) -> Any:
+    import ollama  # lazily: it pulls in httpx and pydantic
+
+    return ollama.Client(host=url)
+
+
+def _check_user_error(exc: BaseException | None) -> None:
+    """An HTTP error from Ollama (unknown model, bad request) is not a broken stream.
+
+    An error line in the middle of a stream (status -1 in the client, e.g. "model runner has
+    unexpectedly stopped") is one, and is left to the caller.
+    """
+    import ollama
+
+    if isinstance(exc, ollama.ResponseError) and exc.status_code >= 400:
+        missing = exc.status_code == 404
+        hint = "Download it with `gptoss-local pull --backend ollama`." if missing else None
+        raise BackendError(f"Ollama refused the request: {exc.error}", hint,
+                           kind="load_failed") from exc  # fmt: skip
+
+
+def _tool_call(name: str, arguments: Any) -> ToolCall:
+    import json
+
+    if isinstance(arguments, dict):
+        return ToolCall(name, dict(arguments), json.dumps(arguments))
+    return ToolCall(name, {}, str(arguments), error="arguments are not a JSON object")
+
+
+def describe_placement(size: int, size_vram: int) -> str:
+    """Words for /api/ps numbers: all on the GPU, all on the CPU, or the split."""
+    if size <= 0:
+        return "unknown"
+    if size_vram >= size:
+        return "entirely on the GPU"
+    if size_vram <= 0:
+        return "on the CPU only"
+    return f"{size_vram / size:.0%} on the GPU, the rest in system RAM"
+
+
+def pull(client: Any, tag: str, progress: ProgressFn = ignore_progress) -> None:
+    """Pull `tag` through `client`, mapping /api/pull lines to `Progress("download", ...)`.
+
+    Raises:
+        BackendError: kind "pull_failed" for an error line, HTTP error or dropped connection.
+    """
+    import ollama
+
+    last_at, last_done, speed = time.monotonic(), 0, 0.0
+    try:
+        for line in client.pull(tag, stream=True):
+            if line.total:
+                done, now = line.completed or 0, time.monotonic()
+                if now > last_at and done >= last_done:
+                    speed = (done - last_done) / (now - last_at)
+                last_at, last_done = now, done
+                progress(Progress("download", tag, done, line.total, speed))
+            elif line.status == "verifying sha256 digest":
+                progress(Progress("verify", tag, last_done, last_done, 0.0))
+    except ollama.ResponseError as exc:
+        raise BackendError(f"Ollama could not pull {tag}: {exc.error}", kind="pull_failed") from exc
+    except Exception as exc:  # httpx errors: the server went away mid-pull
+        raise BackendError(f"the pull of {tag} broke off: {exc}", "Run it again: Ollama resumes.",
+                           kind="pull_failed") from exc  # fmt: skip

@@ -1,0 +1,231 @@
+"""Find, adopt or start an Ollama server, and stop only the one we started.
+
+A server already answering at OLLAMA_HOST is adopted when it is Ollama 0.11 or newer (the first
+series with gpt-oss). Otherwise `ollama serve` is started on 127.0.0.1 and a free port, logging to
+`logs_dir()/ollama.log`. Something else on the port is named and left alone, never killed.
+
+No orphans: the daemon gets its own process group and, on Linux, PR_SET_PDEATHSIG, so it is
+sent SIGTERM when gptoss-local dies, even by kill -9. The Windows equivalent (a job object with
+JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE) is planned, not done: there a killed gptoss-local leaves the
+daemon running.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from gptoss_local import paths
+from gptoss_local.backends.base import BackendError
+from gptoss_local.backends.ollama_probe import (
+    DEFAULT_HOST,
+    Probe,
+    free_port,
+    parse_host,
+    probe,
+)
+
+Notice = Callable[[str], None]
+INSTALL_HINT = (
+    "Install Ollama 0.11 or newer from https://ollama.com/download (Linux: "
+    "`curl -fsSL https://ollama.com/install.sh | sh`), or use the llama.cpp backend: "
+    "--backend llamacpp."
+)
+
+
+def find_executable() -> Path:
+    """The `ollama` program: PATH first, then where the installers put it.
+
+    Raises:
+        BackendError: kind "not_installed" when it is nowhere.
+    """
+    found = shutil.which("ollama")
+    if found:
+        return Path(found)
+    for candidate in _install_locations():
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise BackendError("Ollama is not installed (no `ollama` program found)", INSTALL_HINT,
+                       kind="not_installed")  # fmt: skip
+
+
+def _install_locations() -> list[Path]:
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA")
+        return [Path(local) / "Programs" / "Ollama" / "ollama.exe"] if local else []
+    if sys.platform == "darwin":
+        return [Path("/Applications/Ollama.app/Contents/Resources/ollama"),
+                Path("/usr/local/bin/ollama")]  # fmt: skip
+    return [Path("/usr/local/bin/ollama"), Path("/usr/bin/ollama")]
+
+
+def _ignore(_: str) -> None:
+    """A notice callback that drops the message."""
+
+
+class OllamaDaemon:
+    """An Ollama server to talk to: adopted, or started (and later stopped) by us.
+
+    Args:
+        notice: Told about anything the user should know (adoption, restarts, a foreign port).
+        start_timeout: Seconds to wait for a started server to answer.
+        max_restarts: How many times a crashed daemon we own is started again.
+        host: The address to look at first; default OLLAMA_HOST, else 127.0.0.1:11434.
+    """
+
+    def __init__(
+        self,
+        notice: Notice = _ignore,
+        start_timeout: float = 20.0,
+        max_restarts: int = 2,
+        host: str | None = None,
+    ) -> None:
+        self.notice = notice
+        self.start_timeout = start_timeout
+        self.max_restarts = max_restarts
+        self.restarts = 0
+        self.host, self.port = parse_host(host or os.environ.get("OLLAMA_HOST") or DEFAULT_HOST)
+        self.version: str | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self._executable: Path | None = None
+        self.log_path = paths.logs_dir() / "ollama.log"
+
+    @property
+    def url(self) -> str:
+        """The server's base URL, for `ollama.Client(host=...)`."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def owned(self) -> bool:
+        """Whether we started the server (and so may stop it)."""
+        return self.process is not None
+
+    def ensure(self) -> str:
+        """Adopt a running Ollama or start one; returns the base URL.
+
+        Raises:
+            BackendError: not installed, too old, or a started daemon that failed.
+        """
+        if self.process is not None and self.process.poll() is None:
+            return self.url
+        found = probe(self.host, self.port)
+        if found.kind == "ollama":
+            self.version = found.version
+            self.notice(f"using the Ollama {found.version} server already running at {self.url}")
+            return self.url
+        if found.kind == "old":
+            raise BackendError(
+                f"the Ollama server at {self.url} is version {found.version}, too old for "
+                "gpt-oss (it needs 0.11 or newer)",
+                "Update Ollama (https://ollama.com/download) and restart it, or use "
+                "--backend llamacpp.",
+                kind="ollama_too_old",
+            )
+        if found.kind != "closed":
+            self.notice(f"{self.host}:{self.port} is held by {found.detail}, not Ollama; "
+                        "leaving it alone and starting Ollama on another port")  # fmt: skip
+        self._start(find_executable())
+        return self.url
+
+    def _start(self, executable: Path) -> None:
+        self._executable = executable
+        self.host, self.port = "127.0.0.1", free_port()
+        env = {**os.environ, "OLLAMA_HOST": f"{self.host}:{self.port}"}
+        log_dir = paths.ensure_dir(self.log_path.parent)
+        with open(log_dir / self.log_path.name, "ab") as log:
+            log.write(f"--- gptoss-local starts {executable} serve on {self.url}\n".encode())
+            log.flush()
+            from gptoss_local.backends.ollama_spawn import spawn
+
+            self.process = spawn([str(executable), "serve"], env, log)
+        atexit.register(self.stop)
+        self._wait_healthy()
+
+    def _wait_healthy(self) -> None:
+        assert self.process is not None
+        deadline, delay = time.monotonic() + self.start_timeout, 0.05
+        while True:
+            code = self.process.poll()
+            if code is not None:
+                self.process = None
+                raise BackendError(f"`ollama serve` exited at start (code {code})",
+                                   self._log_hint(), kind="daemon_failed")  # fmt: skip
+            found: Probe = probe(self.host, self.port, timeout=1.0)
+            if found.kind == "ollama":
+                self.version = found.version
+                return
+            if found.kind == "old":
+                self.stop()
+                raise BackendError(f"the installed Ollama is version {found.version}, too old "
+                                   "for gpt-oss (it needs 0.11 or newer)", INSTALL_HINT,
+                                   kind="ollama_too_old")  # fmt: skip
+            if time.monotonic() >= deadline:
+                self.stop()
+                raise BackendError(
+                    f"`ollama serve` did not answer on {self.url} within {self.start_timeout:g} s",
+                    self._log_hint(), kind="daemon_failed",
+                )  # fmt: skip
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)  # back off, like Ollama's own CLI polls every 500 ms
+
+    def _log_hint(self, lines: int = 10) -> str:
+        try:
+            tail = self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            tail = []
+        shown = "\n".join(f"  {line}" for line in tail[-lines:])
+        return f"Last lines of {self.log_path}:\n{shown}" if shown else f"See {self.log_path}."
+
+    def crashed(self) -> bool:
+        """Whether a daemon we started has exited."""
+        return self.process is not None and self.process.poll() is not None
+
+    def restart_if_crashed(self, wait: float = 0.0) -> bool:
+        """Start our crashed daemon again, a bounded number of times; tells the user.
+
+        Args:
+            wait: Seconds to give a dying daemon to exit (its sockets close before it is gone).
+
+        Returns:
+            True when it was restarted; False when it had not crashed (or is not ours).
+
+        Raises:
+            BackendError: it crashed more than `max_restarts` times, or failed to start.
+        """
+        if self.process is not None and wait > 0:
+            # Still running after `wait`: the connection broke, not the daemon.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(wait)
+        if not self.crashed():
+            return False
+        assert self.process is not None
+        code, self.process = self.process.returncode, None
+        if self.restarts >= self.max_restarts:
+            raise BackendError(f"`ollama serve` crashed (code {code}) {self.restarts + 1} times",
+                               self._log_hint(), kind="daemon_failed")  # fmt: skip
+        self.restarts += 1
+        self.notice(f"the Ollama server crashed (code {code}); restarting it "
+                    f"({self.restarts} of {self.max_restarts})")  # fmt: skip
+        self._start(self._executable or find_executable())
+        return True
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop the daemon if we started it: SIGTERM, then SIGKILL after `grace` seconds."""
+        proc, self.process = self.process, None
+        if proc is None:
+            return
+        atexit.unregister(self.stop)
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

@@ -1,0 +1,75 @@
+"""Our `Conversation` and `GenerationSettings` as the arguments of Ollama's /api/chat.
+
+Ollama renders the Harmony prompt itself from these messages, so reasoning travels as
+`thinking` and tool calls as `tool_calls` on the assistant message they belong to.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.harmony import Message, Tool
+
+
+def chat_request(
+    conversation: Conversation, settings: GenerationSettings, context: int
+) -> dict[str, Any]:
+    """`messages`, `tools` and `options` for `Client.chat` (model, think, stream added there)."""
+    messages: list[dict[str, Any]] = []
+    if conversation.instructions:
+        messages.append({"role": "system", "content": conversation.instructions})
+    messages += [to_message(m) for m in conversation.messages]
+    request: dict[str, Any] = {"messages": messages, "options": options(settings, context)}
+    if conversation.tools:
+        request["tools"] = [to_tool(t) for t in conversation.tools]
+    return request
+
+
+def to_message(message: Message) -> dict[str, Any]:
+    """One history message in Ollama's shape."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.role == "assistant" and message.reasoning:
+        out["thinking"] = message.reasoning
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {"function": {"name": c.name, "arguments": _arguments(c.arguments)}}
+            for c in message.tool_calls
+        ]
+    if message.role == "tool" and message.tool_name:
+        out["tool_name"] = message.tool_name
+    return out
+
+
+def _arguments(arguments: dict[str, Any] | str) -> dict[str, Any]:
+    if isinstance(arguments, dict):
+        return arguments
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return {}  # Ollama accepts objects only; unparsable text the model wrote is dropped
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def to_tool(tool: Tool) -> dict[str, Any]:
+    """A function tool as OpenAI-style JSON."""
+    parameters = tool.parameters or {"type": "object", "properties": {}}
+    return {"type": "function",
+            "function": {"name": tool.name, "description": tool.description,
+                         "parameters": parameters}}  # fmt: skip
+
+
+def options(settings: GenerationSettings, context: int) -> dict[str, Any]:
+    """Ollama's sampling options; grammar and logit bias have no Ollama equivalent."""
+    out: dict[str, Any] = {"num_ctx": context, "temperature": settings.temperature,
+                           "top_p": settings.top_p}  # fmt: skip
+    if settings.top_k:
+        out["top_k"] = settings.top_k
+    if settings.min_p:
+        out["min_p"] = settings.min_p
+    if settings.seed is not None:
+        out["seed"] = settings.seed
+    if settings.max_tokens is not None:
+        out["num_predict"] = settings.max_tokens
+    return out

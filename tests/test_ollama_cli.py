@@ -1,0 +1,126 @@
+"""`run`, `pull` and `doctor` with the Ollama backend, against the stand-in `ollama`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cards import card
+from fake_nvml import FakeNvml
+from fake_ollama.helpers import gone, install, running_fake
+
+from gptoss_local import hardware
+from gptoss_local.backends import ollama_daemon, ollama_spawn
+from gptoss_local.backends.ollama_probe import free_port
+from gptoss_local.cli import main
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")
+
+
+@pytest.fixture
+def program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_gguf: Path) -> Path:
+    monkeypatch.setattr(hardware, "load_nvml", lambda: FakeNvml([card("4090")]))
+    path = tmp_path / "last-request.json"
+    monkeypatch.setenv("FAKE_OLLAMA_RECORD", str(path))
+    return install(tmp_path, monkeypatch, tiny_gguf)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_with_the_ollama_backend_streams_and_stops_its_daemon(
+    program: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[int] = []
+    real = ollama_spawn.spawn
+
+    def spawn(*args: Any) -> Any:
+        process = real(*args)
+        started.append(process.pid)
+        return process
+
+    monkeypatch.setattr(ollama_spawn, "spawn", spawn)
+    code, out, err = run(capsys, "run", "--backend", "ollama", "--json", "--effort", "low", "hi")
+    assert code == 0, err
+    assert len(started) == 1 and gone(started[0])
+    records = [json.loads(line) for line in out.splitlines()]
+    assert "".join(r["text"] for r in records if r["type"] == "answer") == "Hello there"
+    assert records[-1]["type"] == "done" and records[-1]["stats"]["generated_tokens"] > 0
+    sent = json.loads((tmp_path / "last-request.json").read_text())
+    assert sent["model"] == "gpt-oss:20b" and sent["think"] == "low"
+    assert sent["options"]["num_ctx"] == 131072  # the plan's context for an RTX 4090
+    log = (tmp_path / "gptoss-home" / "logs" / "ollama.log").read_text()
+    assert "Listening on" in log
+
+
+def test_run_refuses_a_model_path_with_ollama(
+    program: Path, capsys: pytest.CaptureFixture[str], tiny_gguf: Path
+) -> None:
+    code, _, err = run(capsys, "run", "--backend", "ollama", "--model-path", str(tiny_gguf), "x")
+    assert code == 2 and "llama.cpp backend only" in err
+
+
+def test_pull_with_the_ollama_backend(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "pull", "--backend", "ollama", "120b")
+    assert code == 0, err
+    assert out.strip() == "gpt-oss:120b" and "100%" in err
+
+
+def test_a_failed_ollama_pull_exits_2(
+    program: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_OLLAMA_PULL_FAIL", "1")
+    code, _, err = run(capsys, "pull", "--backend", "ollama", "120b")
+    assert code == 2 and "max retries exceeded" in err
+
+
+def test_doctor_shows_a_running_ollama_and_its_gpt_oss_tags(
+    program: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port = free_port()
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{port}")
+    with running_fake(program, port, FAKE_OLLAMA_MODELS="gpt-oss:20b,llama3:8b"):
+        doc = json.loads(run(capsys, "doctor", "--json")[1])
+        text = run(capsys, "doctor")[1]
+    assert set(doc) == {"gpus", "ram", "disk", "engine", "plan"}
+    status = doc["engine"]["ollama"]
+    assert status["installed"] and status["running"] and status["version"] == "0.12.3"
+    assert status["supports_gpt_oss"] is True and status["gpt_oss_tags"] == ["gpt-oss:20b"]
+    assert f"Ollama 0.12.3 running at 127.0.0.1:{port}  ·  gpt-oss tags: gpt-oss:20b" in text
+
+
+def test_doctor_without_ollama(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(hardware, "load_nvml", lambda: FakeNvml([card("4090")]))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
+    monkeypatch.setattr(ollama_daemon, "_install_locations", lambda: [])
+    doc = json.loads(run(capsys, "doctor", "--json")[1])
+    assert doc["engine"]["ollama"]["installed"] is False
+    assert doc["engine"]["ollama"]["running"] is False
+    assert "Ollama: not installed" in run(capsys, "doctor")[1]
+
+
+def test_doctor_opens_no_connection_without_ollama(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from gptoss_local.backends.ollama_status import ollama_status
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    monkeypatch.setattr(ollama_daemon, "_install_locations", lambda: [])
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: pytest.fail("connected"))
+    status = ollama_status()
+    assert status["installed"] is False and status["running"] is False
