@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Answer one prompt with a local gpt-oss model: the answer goes to stdout, "
         "reasoning to stderr with --show-reasoning, or everything as JSON lines with --json.",
     )
-    _add_wish_arguments(run, backend=False)  # the Ollama backend does not stream yet
+    _add_wish_arguments(run, backend=False)  # run adds its own --backend
     from gptoss_local.commands.run import add_arguments as add_run_arguments
 
     add_run_arguments(run)

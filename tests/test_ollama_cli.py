@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -11,11 +12,15 @@ import pytest
 from cards import card
 from fake_nvml import FakeNvml
 from fake_ollama.helpers import gone, install, running_fake
+from tui_helpers import open_history, run_async, send_and_wait, wait_for_model
 
-from gptoss_local import hardware
+from gptoss_local import config, hardware
 from gptoss_local.backends import ollama_daemon, ollama_spawn
+from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.backends.ollama_probe import free_port
 from gptoss_local.cli import main
+from gptoss_local.runner import open_ollama
+from gptoss_local.tui.app import make_app
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")
 
@@ -124,3 +129,26 @@ def test_doctor_opens_no_connection_without_ollama(
     monkeypatch.setattr(socket, "create_connection", lambda *a, **k: pytest.fail("connected"))
     status = ollama_status()
     assert status["installed"] is False and status["running"] is False
+
+
+@run_async
+async def test_the_chat_tui_streams_through_the_ollama_backend(
+    program: Path, tmp_path: Path
+) -> None:
+    args = argparse.Namespace(
+        model=None, context=None, effort=None, backend="ollama", cpu_moe=None, model_path=None
+    )
+    backend, _ = open_ollama(args, config.load(), notice=lambda _text: None)
+    history = open_history(tmp_path)
+    try:
+        app = make_app(history, lambda: backend, GenerationSettings(effort="low"))
+        async with app.run_test() as pilot:
+            await wait_for_model(pilot)
+            await send_and_wait(pilot, "hi", timeout=120)
+        chat = history.get_chat(app.chat_id or 0)
+        user, answer = history.messages(chat.id)
+        assert (user.content, answer.content, answer.status) == ("hi", "Hello there", "complete")
+        assert answer.reasoning == "The user says hi" and chat.backend == "ollama"
+    finally:
+        backend.close()
+        history.close()

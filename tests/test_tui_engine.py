@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine_helpers import open_tiny, steered
-from tui_helpers import open_history, run_async, send_and_wait
+from tui_helpers import open_history, run_async, send_and_wait, wait_for_model
 
 from gptoss_local.tui.app import make_app
 from gptoss_local.tui.status import StatusBar
@@ -21,6 +21,7 @@ async def test_a_reply_from_the_real_engine_arrives_and_is_saved(
     try:
         app = make_app(history, lambda: backend, steered(backend, max_tokens=64))
         async with app.run_test() as pilot:
+            await wait_for_model(pilot)
             await send_and_wait(pilot, "hi", timeout=120)
             view = app.query_one(ReplyView)
             assert view.answer_text == "Hello there"

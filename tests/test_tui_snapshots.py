@@ -58,7 +58,8 @@ async def test_snapshot_status_bar_near_the_context_limit(tmp_path: Path) -> Non
     backend = ScriptedBackend(SCRIPT)
     backend.context_used = 7900
     app = scripted_app(open_history(tmp_path), backend)
-    async with app.run_test(size=(140, 12)) as pilot:
+    # Tall enough that the chat does not scroll: a busy machine may leave a scroll anywhere.
+    async with app.run_test(size=(140, 30)) as pilot:
         await _one_reply(pilot)
         await assert_snapshot(pilot, "status_bar_warning")
 

@@ -152,6 +152,15 @@ async def send_and_wait(pilot: Pilot, text: str, timeout: float = 10.0) -> None:
     await pilot.pause()
 
 
+async def wait_for_model(pilot: Pilot, timeout: float = 60.0) -> None:
+    """Wait until the backend has loaded (the status bar names the model), so a chat created by
+    the next message records which model and backend it uses."""
+    from gptoss_local.tui.status import StatusBar
+
+    app = pilot.app
+    await wait_for(pilot, lambda: app.query_one(StatusBar).info is not None, timeout, "the model")
+
+
 def notifications(app: ChatApp) -> list[str]:
     """The text of every notification shown so far."""
     return [n.message for n in app._notifications]
@@ -168,6 +177,21 @@ def normalise_svg(svg: str) -> str:
     return re.sub(r"terminal-\d+", "terminal", svg)
 
 
+async def _settled_screenshot(pilot: Pilot, name: str, attempts: int = 50) -> str:
+    """A screenshot once two in a row agree: a loaded machine can still be laying out or
+    scrolling when the first one is taken."""
+    previous = None
+    for _ in range(attempts):
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.02)
+        svg = normalise_svg(pilot.app.export_screenshot(title=name))
+        if svg == previous:
+            return svg
+        previous = svg
+    raise AssertionError(f"the screen kept changing: no stable picture for {name}")
+
+
 async def assert_snapshot(pilot: Pilot, name: str) -> None:
     """Compare the screen with `snapshots/tui/<name>.svg`; `UPDATE_SNAPSHOTS=1` rewrites it.
 
@@ -182,10 +206,7 @@ async def assert_snapshot(pilot: Pilot, name: str) -> None:
     for area in app.query(TextArea):
         area.cursor_blink = False
     app.clear_notifications()
-    await pilot.pause()
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause()
-    svg = normalise_svg(app.export_screenshot(title=name))
+    svg = await _settled_screenshot(pilot, name)
     path = SNAPSHOTS / f"{name}.svg"
     if os.environ.get("UPDATE_SNAPSHOTS") == "1" or not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
