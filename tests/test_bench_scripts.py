@@ -46,7 +46,7 @@ def test_stream_summary_counts_gaps_between_tokens() -> None:
 
 @pytest.mark.parametrize(("budget", "low", "high"), [(24, 20, 30), (32, 14, 26)])
 def test_offload_is_fitted_to_a_vram_budget(budget: float, low: int, high: int) -> None:
-    layers = steps_memory.planned_layers("120b", budget)
+    layers = steps_memory.planned_layers("120b", budget, 4096)
     assert low <= layers <= high
 
 

@@ -2,6 +2,7 @@
 # The GPU benchmark on a CUDA machine with no network, in as few steps as possible.
 #   bench/gpu/prepare.sh                      (once, on a machine with the package index)
 #   bench/gpu/run.sh OUT build                build llama.cpp (CUDA_ARCH=90 etc., default native)
+#   bench/gpu/run.sh OUT model [SHAPE]        write the synthetic model only (default 20b)
 #   bench/gpu/run.sh OUT measure [ARGS...]    every 20b-shape measurement (ARGS go to run_all.py)
 #   bench/gpu/run.sh OUT 120b                 the 120b shape in a tmpfs, offload fitted to 24/32 GB
 set -euo pipefail
@@ -23,6 +24,9 @@ case "$what" in
     start=$(date +%s)
     bash bench/gpu/build.sh "$build" "${CUDA_ARCH:-native}" >"$out/build.log" 2>&1
     echo "build of llama.cpp ($(cat .device/VERSION), CUDA_ARCH=${CUDA_ARCH:-native}): $(( $(date +%s) - start )) s" | tee "$out/build-time.txt"
+    ;;
+  model)  # in its own process, before any CUDA work
+    "${PYTHON:-python3}" -c "import sys; sys.path.insert(0, 'bench/gpu'); from pathlib import Path; import steps; print(steps.synthetic_model('${1:-20b}', Path('/tmp/gptoss-models')))"
     ;;
   measure)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build

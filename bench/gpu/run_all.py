@@ -50,6 +50,8 @@ def main() -> None:
     parser.add_argument("--steps", nargs="+", default=list(STEPS), choices=STEPS)
     parser.add_argument("--offload", default="0,8,16,24", help="layers with experts in RAM")
     parser.add_argument("--budgets", help="GiB of VRAM, e.g. 24,32: offload as the plan for each")
+    parser.add_argument("--offload-context", type=int, default=4096,
+                        help="context size of the offload and planner runs")  # fmt: skip
     parser.add_argument("--depths", default="0,8192,32768")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-backend-sampling", dest="backend_sampling", action="store_false",

@@ -13,7 +13,6 @@ from gptoss_local import catalog, memory
 from gptoss_local.memory import MIB
 
 PROBE = Path(__file__).with_name("offload_probe.py")
-CONTEXT = 4096
 
 
 def baseline_vram_mib() -> float:
@@ -42,7 +41,7 @@ def probe(model: Path, cpu_moe: int, context: int, threads: int | None = None) -
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def planned_layers(shape: str, budget_gib: float) -> int:
+def planned_layers(shape: str, budget_gib: float, context: int) -> int:
     """The experts-in-RAM layer count the planner picks for a card with `budget_gib` free."""
     from gptoss_local.hardware import Gpu, Hardware
     from gptoss_local.planner import Wishes, plan
@@ -50,17 +49,17 @@ def planned_layers(shape: str, budget_gib: float) -> int:
     size = int(budget_gib * (1 << 30))
     card = Gpu(0, f"{budget_gib:g} GiB budget", "NVIDIA", "geforce", size, size)
     machine = Hardware((card,), 512 << 30, 480 << 30, 16, 16, "/", 1 << 40)
-    chosen = plan(machine, catalog.load(), Wishes(model=shape, context=CONTEXT))
+    chosen = plan(machine, catalog.load(), Wishes(model=shape, context=context))
     return chosen.cpu_moe_layers
 
 
 def offload(run, args: argparse.Namespace) -> tuple[object, list[str]]:  # type: ignore[no-untyped-def]
     if args.budgets:
         budgets = [float(b) for b in args.budgets.split(",")]
-        layers = [planned_layers(args.shape, b) for b in budgets]
+        layers = [planned_layers(args.shape, b, args.offload_context) for b in budgets]
     else:
         budgets, layers = [], [int(n) for n in args.offload.split(",")]
-    rows = [probe(run.model, n, CONTEXT) for n in layers]
+    rows = [probe(run.model, n, args.offload_context) for n in layers]
     for row, budget in zip(rows, budgets, strict=False):
         row["budget_gib"] = budget
     heads = ("VRAM load MiB", "VRAM full MiB")
