@@ -34,11 +34,11 @@ def render(
 
     bold, red, reset = ("\x1b[1m", "\x1b[1;31m", "\x1b[0m") if color else ("", "", "")
     lines = [f"{bold}gptoss-local {__version__}{reset}", "", f"{bold}GPUs{reset}"]
-    lines += _gpu_lines(hardware)
-    lines += ["", f"{bold}System{reset}", *_system_lines(hardware)]
+    lines += gpu_lines(hardware)
+    lines += ["", f"{bold}System{reset}", *system_lines(hardware)]
     lines += ["", f"{bold}Engine{reset}", f"  {_engine_line(engine)}"]
     lines.append(f"  {status_line(ollama if ollama is not None else ollama_status())}")
-    lines += ["", f"{bold}Plan{reset}", *_plan_lines(plan)]
+    lines += ["", f"{bold}Plan{reset}", *plan_lines(plan)]
     alerts = warnings + list(plan.warnings) + list(hardware.problems)
     if alerts:
         lines += ["", f"{red}Warnings{reset}"]
@@ -49,7 +49,8 @@ def render(
     return "\n".join(lines) + "\n"
 
 
-def _gpu_lines(hardware: Hardware) -> list[str]:
+def gpu_lines(hardware: Hardware) -> list[str]:
+    """One line per GPU (or why there is none), indented by two spaces."""
     if not hardware.gpus:
         return [f"  none ({hardware.nvml_error or 'NVML reported no devices'})"]
     driver = ""
@@ -65,7 +66,8 @@ def _gpu_lines(hardware: Hardware) -> list[str]:
     return lines
 
 
-def _system_lines(hardware: Hardware) -> list[str]:
+def system_lines(hardware: Hardware) -> list[str]:
+    """RAM, disk and the models folder, indented by two spaces."""
     return [
         f"  RAM   {gib(hardware.ram_available)} available of {gib(hardware.ram_total)}"
         f"  ·  {hardware.cpu_cores} cores / {hardware.cpu_threads} threads",
@@ -82,7 +84,8 @@ def _engine_line(engine: EngineStatus) -> str:
     return f"llama-cpp-python {engine.version}  ·  GPU offload: {gpu}  ·  backends: {backends}"
 
 
-def _plan_lines(plan: Plan) -> list[str]:
+def plan_lines(plan: Plan) -> list[str]:
+    """The plan: model, placement, context, memory, speed and why, indented by two spaces."""
     where = _PLACEMENT[plan.placement].format(n=plan.cpu_moe_layers)
     lines = [f"  model      {plan.model or '—'}  (backend {plan.backend})", f"  placement  {where}"]
     if plan.model:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from gptoss_local import catalog as catalog_mod
 from gptoss_local import config, paths
-from gptoss_local.backends.base import BackendError
+from gptoss_local.backends.base import BackendError, LoadProgress, no_load_progress
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
 from gptoss_local.planner import Plan, Wishes
@@ -80,9 +80,6 @@ def open_planned(
     args: argparse.Namespace, settings: config.Settings, notice: Notice
 ) -> tuple[LlamaCppBackend, Plan]:
     """Plan and load the llama.cpp backend; returns it with the plan it follows."""
-    from gptoss_local.backends.llama_cpp import LlamaCppBackend
-    from gptoss_local.backends.llama_load import LoadSettings
-
     cat = catalog_mod.load()
     given = getattr(args, "model_path", None)
     if given is not None:
@@ -93,16 +90,26 @@ def open_planned(
         choice = choose_model(cat, None, the_plan)
     for warning in the_plan.warnings:
         notice(f"warning: {warning}")
+    return load_planned(cat, choice, the_plan), the_plan
+
+
+def load_planned(
+    cat: Catalog, choice: ModelChoice, the_plan: Plan, progress: LoadProgress = no_load_progress
+) -> LlamaCppBackend:
+    """Load `choice` into llama.cpp as `the_plan` says; an out-of-memory failure gets a hint
+    with a plan that fits the memory free now."""
+    from gptoss_local.backends.llama_cpp import LlamaCppBackend
+    from gptoss_local.backends.llama_load import LoadSettings
+
     log_dir = paths.ensure_dir(paths.logs_dir())
     try:
-        backend = LlamaCppBackend(
-            choice.path, LoadSettings.from_plan(the_plan), log_path=log_dir / "llama.log"
+        return LlamaCppBackend(
+            choice.path, LoadSettings.from_plan(the_plan), log_dir / "llama.log", progress
         )
     except BackendError as exc:
         if exc.kind == "out_of_memory":
             exc.hint = _plan_that_fits_now(cat, choice.spec) or exc.hint
         raise
-    return backend, the_plan
 
 
 def _plan_that_fits_now(cat: Catalog, spec: ModelSpec) -> str | None:

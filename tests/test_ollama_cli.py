@@ -141,7 +141,7 @@ async def test_the_chat_tui_streams_through_the_ollama_backend(
     backend, _ = open_ollama(args, config.load(), notice=lambda _text: None)
     history = open_history(tmp_path)
     try:
-        app = make_app(history, lambda: backend, GenerationSettings(effort="low"))
+        app = make_app(history, lambda _progress: backend, GenerationSettings(effort="low"))
         async with app.run_test() as pilot:
             await wait_for_model(pilot)
             await send_and_wait(pilot, "hi", timeout=120)

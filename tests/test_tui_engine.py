@@ -19,7 +19,7 @@ async def test_a_reply_from_the_real_engine_arrives_and_is_saved(
     backend = open_tiny(tiny_gguf)
     history = open_history(tmp_path)
     try:
-        app = make_app(history, lambda: backend, steered(backend, max_tokens=64))
+        app = make_app(history, lambda _progress: backend, steered(backend, max_tokens=64))
         async with app.run_test() as pilot:
             await wait_for_model(pilot)
             await send_and_wait(pilot, "hi", timeout=120)

@@ -68,7 +68,7 @@ async def test_a_backend_that_fails_to_load_is_reported_and_retried(tmp_path: Pa
     attempts: list[int] = []
     backend = ScriptedBackend(reply("r", "loaded at last"))
 
-    def factory() -> ScriptedBackend:
+    def factory(_progress: object) -> ScriptedBackend:
         attempts.append(1)
         if len(attempts) < 3:
             raise BackendError("out of memory", hint="Use --cpu-moe 4.", kind="out_of_memory")

@@ -110,8 +110,14 @@ def open_history(tmp_path: Path) -> History:
 
 
 def scripted_app(history: History, backend: ScriptedBackend, **kwargs: object) -> ChatApp:
-    """The app talking to `backend`."""
-    return make_app(history, lambda: backend, **kwargs)  # type: ignore[arg-type]
+    """The app talking to `backend`, on a machine without a GPU unless `vram` says otherwise
+    (a real GPU's live VRAM would change the status bar from run to run)."""
+    from fake_nvml import FakeNvml
+
+    from gptoss_local.vram import VramMonitor
+
+    kwargs.setdefault("vram", VramMonitor(FakeNvml([])))
+    return make_app(history, lambda _progress: backend, **kwargs)  # type: ignore[arg-type]
 
 
 async def wait_for(

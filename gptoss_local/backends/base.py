@@ -106,7 +106,13 @@ class BackendError(Exception):
         return f"{base}\n{self.hint}" if self.hint else base
 
 
-ProgressCallback = Callable[[float], None]
+# Loading reports (fraction done 0..1, what is happening); returning False aborts the load.
+LoadProgress = Callable[[float, str], bool]
+
+
+def no_load_progress(_fraction: float, _what: str) -> bool:
+    """A load progress callback that ignores reports and never aborts."""
+    return True
 
 
 class Backend(Protocol):

@@ -19,7 +19,9 @@ from gptoss_local.backends.base import (
     Conversation,
     Finished,
     GenerationSettings,
+    LoadProgress,
     StopReason,
+    no_load_progress,
 )
 from gptoss_local.backends.llama_load import LoadSettings, load
 from gptoss_local.backends.prompt_cache import PromptCache
@@ -40,7 +42,13 @@ HARMONY_TOKENS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|const
 class LlamaCppBackend:
     """One gpt-oss model loaded in this process."""
 
-    def __init__(self, path: Path, settings: LoadSettings, log_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        settings: LoadSettings,
+        log_path: Path | None = None,
+        progress: LoadProgress = no_load_progress,
+    ) -> None:
         from gptoss_local.store.gguf_check import GgufError, check_gguf
 
         self.path = Path(path)
@@ -50,7 +58,7 @@ class LlamaCppBackend:
         except GgufError as exc:
             raise BackendError(str(exc), kind="bad_file") from None
         self._log = native.route_logs(log_path)
-        self._native = load(self.path, settings, self._log)
+        self._native = load(self.path, settings, self._log, progress)
         self._lock = threading.Lock()
         ids = self._special_ids(tuple(STOP_TOKENS))
         self._stops: dict[int, StopReason] = {ids[t]: r for t, r in STOP_TOKENS.items()}

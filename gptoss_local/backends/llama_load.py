@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gptoss_local.backends import llama_native as native
-from gptoss_local.backends.base import BackendError
+from gptoss_local.backends.base import BackendError, LoadProgress, no_load_progress
 
 _OOM = re.compile(
     r"out of memory|failed to allocate|cudaMalloc|unable to allocate|ErrorOutOfDeviceMemory", re.I
@@ -56,17 +56,43 @@ class Loaded:
     threads: int
 
 
-def load(path: Path, settings: LoadSettings, log: native.NativeLog) -> Loaded:
-    """Load model and context; raises BackendError with the reason and what to do."""
+def load(
+    path: Path,
+    settings: LoadSettings,
+    log: native.NativeLog,
+    progress: LoadProgress = no_load_progress,
+) -> Loaded:
+    """Load model and context; raises BackendError with the reason and what to do.
+
+    `progress` hears how much of the weights is loaded; returning False aborts the load
+    (kind "aborted").
+    """
     bindings = native.lib()
     native.init_backend()
     mparams, keepalive = _model_params(settings)
+    aborted = False
+
+    def report(fraction: float, _user_data: Any) -> bool:
+        nonlocal aborted
+        try:
+            go_on = progress(min(max(fraction, 0.0), 1.0), "loading the weights")
+        except Exception:  # an exception must not cross into C; treat it as "stop"
+            go_on = False
+        aborted = aborted or not go_on
+        return bool(go_on)
+
+    callback = bindings.llama_progress_callback(report)
+    mparams.progress_callback = callback
     mark = log.count
     model = bindings.llama_model_load_from_file(str(path).encode(), mparams)
     if not model:
+        if aborted:
+            raise BackendError(f"loading {path.name} was stopped", kind="aborted")
         raise _load_error(f"llama.cpp could not load {path.name}", log.since(mark))
+    keepalive += (callback,)
     threads = settings.threads or _physical_cores()
     cparams = _context_params(settings, threads)
+    progress(1.0, f"making room for {settings.context:,} tokens of context")
     mark = log.count
     context = bindings.llama_init_from_model(model, cparams)
     if not context:

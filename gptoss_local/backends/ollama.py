@@ -134,6 +134,11 @@ class OllamaBackend:
         """Download a tag into Ollama's store, reporting through the store's callback."""
         pull(self._client, tag or self.model, progress)
 
+    def has_model(self) -> bool:
+        """Whether Ollama's store holds the tag already (its /api/tags list)."""
+        names = {m.model for m in self._client.list().models}
+        return self.model in names or f"{self.model}:latest" in names
+
     def close(self) -> None:
         """Stop a daemon we started; an adopted server is left running."""
         self.daemon.stop()

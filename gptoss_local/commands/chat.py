@@ -1,15 +1,15 @@
-"""`gptoss-local chat`: the interactive chat TUI on the planned (or given) model.
+"""`gptoss-local chat`: the interactive chat TUI.
 
-The model is loaded before the app starts, so a load failure is a plain error on the terminal
-(exit 2 through the CLI) rather than an empty screen.
+The first run (and any run whose model is not downloaded) opens on the first-run screen; later
+runs load the remembered model straight away. Loading happens inside the app, with progress.
+Mistakes that need no model — an unknown chat id, a bad --model-path file, an unknown
+--model — are plain errors on the terminal (exit 2 through the CLI) before the app starts.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-from typing import Any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,42 +27,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_chat(args: argparse.Namespace) -> int:
-    """Load the model, then run the chat until the user quits."""
-    from gptoss_local import config
+    """Set up (asking only what is open), then chat until the user quits."""
+    from gptoss_local.errors import WishError
+    from gptoss_local.first_run import Setup
     from gptoss_local.session.history import History
 
-    settings = config.load()
-    args.backend = args.backend or settings.backend
-    effort = args.effort or settings.effort
+    if args.model_path is not None and args.backend == "ollama":
+        raise WishError("--model-path works with the llama.cpp backend only (--backend llamacpp)")
     with History() as history:
         if args.chat is not None:
-            history.get_chat(args.chat)  # an unknown id is a plain error, before the slow load
-        _stderr("loading the model…")
-        backend, generation = _open(args, settings, effort)
-        try:
-            from gptoss_local.tui.app import make_app  # textual: imported only for this command
+            history.get_chat(args.chat)  # an unknown id is a plain error, before the app
+        setup = Setup.probe(args)  # reads --model-path's header: a bad file fails here
+        ready = None
+        if not setup.needs_screen():
+            choices = setup.initial()
+            ready = setup.ready(choices, setup.plan(choices))
+        from gptoss_local.tui.app import make_app  # textual: imported only for this command
 
-            app = make_app(history, lambda: backend, generation, effort=effort, chat_id=args.chat)
+        app = make_app(history, ready=ready, setup=None if ready else setup, chat_id=args.chat)
+        try:
             app.run()
         finally:
-            backend.close()
+            app.close_backend()
     return 0
-
-
-def _open(args: argparse.Namespace, settings: Any, effort: str) -> tuple[Any, Any]:
-    """The backend the user chose, and the generation settings that suit it."""
-    from gptoss_local.backends.base import GenerationSettings
-    from gptoss_local.runner import open_ollama, open_planned
-
-    if args.backend == "ollama":
-        daemon_backend, _plan = open_ollama(args, settings, notice=_stderr)
-        return daemon_backend, GenerationSettings(effort=effort)
-    local, _plan = open_planned(args, settings, notice=_stderr)
-    # Sampling inside the GPU graph: measured 306 vs 193 t/s at gpt-oss's defaults on an H200.
-    on_gpu = local.settings.gpu_layers != 0 and not args.cpu_sampling
-    return local, GenerationSettings(effort=effort, backend_sampling=on_gpu)
-
-
-def _stderr(text: str) -> None:
-    sys.stderr.write(text + "\n")
-    sys.stderr.flush()

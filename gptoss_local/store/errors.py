@@ -15,6 +15,10 @@ class DiskFullError(StoreError):
     """The disk filled up (or there is not enough room to start); what was written is kept."""
 
 
+class PullCancelled(StoreError):
+    """The user stopped the pull; the partial file is kept and the next pull resumes it."""
+
+
 class LockedError(StoreError):
     """Another gptoss-local process is working on the same file."""
 

@@ -8,6 +8,7 @@ the model is checked as a GGUF before it is reported ready.
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,11 +16,18 @@ from pathlib import Path
 from gptoss_local import paths
 from gptoss_local.catalog import Catalog, ModelFile, ModelSpec, Source
 from gptoss_local.store.download import RetryPolicy
-from gptoss_local.store.errors import DiskFullError, OfflineError, StoreError
+from gptoss_local.store.errors import DiskFullError, OfflineError, PullCancelled, StoreError
 from gptoss_local.store.layout import FilePaths, file_paths
 from gptoss_local.store.lock import FileLock
 from gptoss_local.store.offline import offline_reason
-from gptoss_local.store.progress import Meter, Notice, ProgressFn, ignore_notice, ignore_progress
+from gptoss_local.store.progress import (
+    Meter,
+    Notice,
+    Progress,
+    ProgressFn,
+    ignore_notice,
+    ignore_progress,
+)
 from gptoss_local.store.progress import size_text as st
 from gptoss_local.store.pull_file import (
     FileOutcome,
@@ -48,6 +56,7 @@ class PullOptions:
         lock_poll: Seconds between looks at a busy lock.
         disk_margin: Bytes to leave free beyond the download.
         env: Environment for HF_ENDPOINT, the offline variables and cache locations.
+        cancel: Set it to stop the pull at its next progress report (PullCancelled).
     """
 
     source: str | None = None
@@ -59,6 +68,7 @@ class PullOptions:
     lock_poll: float = 0.5
     disk_margin: int = DISK_MARGIN
     env: Mapping[str, str] | None = None
+    cancel: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -99,8 +109,10 @@ def pull_model(
         LockedError: another process holds a file's lock past `options.lock_timeout`.
         StoreError: every source failed for a file; each source's reason is listed.
         GgufError: the verified files are not a model llama.cpp can load.
+        PullCancelled: `options.cancel` was set; what was downloaded is kept.
     """
     options = options or PullOptions()
+    progress = _stoppable(progress, options.cancel, spec.name)
     folder = paths.models_dir() if folder is None else folder
     fps = [file_paths(f.name, folder) for f in spec.files]
     sources = ordered_sources(catalog, options.source, options.preferred)
@@ -125,6 +137,22 @@ def pull_model(
 
         check_gguf(entry)
     return PullResult(spec, entry, tuple(outcomes))
+
+
+def _stoppable(progress: ProgressFn, cancel: threading.Event | None, name: str) -> ProgressFn:
+    """`progress`, raising PullCancelled once `cancel` is set (reports come every ~0.1 s)."""
+    if cancel is None:
+        return progress
+
+    def report(p: Progress) -> None:
+        if cancel.is_set():
+            raise PullCancelled(
+                f"the download of {name} was cancelled; what was fetched is kept and the "
+                "next download resumes from there"
+            )
+        progress(p)
+
+    return report
 
 
 def _pull_one(

@@ -14,6 +14,9 @@ ACTIONS = (
     ("edit", "ctrl+l", "edit_last", "Edit last", "Edit and resend your last message"),
     ("new_chat", "ctrl+n", "new_chat", "New chat", "Start a new chat"),
     ("chats", "ctrl+b", "toggle_sidebar", "Chats", "Show or hide the saved chats"),
+    # F-keys: the input box (a TextArea) already owns Ctrl+Y (redo), Ctrl+K, Ctrl+C/X/V, ...
+    ("copy", "f4", "copy_message", "Copy", "Copy the focused message, else the last reply"),
+    ("copy_code", "f5", "copy_code", "Copy code", "Copy a code block (asks which, if several)"),
     (
         "instructions",
         "f3",

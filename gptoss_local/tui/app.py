@@ -8,7 +8,7 @@ between tokens, so the partial reply is kept and saved as "stopped".
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import partial
 from typing import ClassVar
 
@@ -19,19 +19,25 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from gptoss_local.backends.base import Backend, Conversation, GenerationSettings
+from gptoss_local.first_run import Opener, Ready, Setup
 from gptoss_local.harmony import EFFORTS
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.tui.actions import ACTIONS, bindings
 from gptoss_local.tui.chat_actions import ChatActions
-from gptoss_local.tui.messages import BackendLoaded, ReplyFailed, ReplyFinished, ReplyStreamed
+from gptoss_local.tui.copying import CopyActions
+from gptoss_local.tui.live_vram import LiveVram
+from gptoss_local.tui.loading import LoadingBanner
+from gptoss_local.tui.messages import ReplyFailed, ReplyFinished, ReplyStreamed
+from gptoss_local.tui.model_loading import ModelLoading
 from gptoss_local.tui.pump import run_reply, with_effort
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ChatLog, ReplyView, UserMessage
+from gptoss_local.vram import VramMonitor
 
 
-class ChatApp(ChatActions, App[None]):
+class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, App[None]):
     """The gptoss-local chat. Build it with `make_app`."""
 
     CSS_PATH = "app.tcss"
@@ -41,10 +47,12 @@ class ChatApp(ChatActions, App[None]):
     def __init__(
         self,
         history: History,
-        backend_factory: Callable[[], Backend],
+        backend_factory: Opener | None,
         generation: GenerationSettings,
         effort: str,
         chat_id: int | None,
+        setup: Setup | None = None,
+        model_name: str = "the model",
     ) -> None:
         super().__init__()
         self.history = history
@@ -53,9 +61,12 @@ class ChatApp(ChatActions, App[None]):
         self.chat_id = chat_id
         self.show_reasoning = False
         self.instructions = ""  # of a new chat, until its first message saves it
+        self.model_name = model_name
         self._factory = backend_factory
+        self._setup = setup
         self._backend: Backend | None = None
         self._backend_lock = threading.Lock()
+        self._quitting = threading.Event()
         self._cancel: threading.Event | None = None
         self._reply: ReplyView | None = None
         self._sent: list[str] = []  # the messages sent in this session, for input history
@@ -68,6 +79,7 @@ class ChatApp(ChatActions, App[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Sidebar(id="sidebar")
+        yield LoadingBanner(id="loading")
         yield ChatLog(id="log")
         yield ChatInput(id="input", soft_wrap=True, show_line_numbers=False)
         yield StatusBar(self.effort)
@@ -77,36 +89,14 @@ class ChatApp(ChatActions, App[None]):
         self.query_one(ChatLog).anchor()
         await self._render_chat()
         self.query_one(ChatInput).focus()
-        self._load_backend()
+        self.start_vram()
+        self.start_model()
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         for ident, _key, action, label, help_text in ACTIONS:
             if ident != "quit":  # Textual's own list already has Quit
                 yield SystemCommand(label, help_text, partial(self.run_action, action))
-
-    # --- the backend, loaded on a worker thread ------------------------------------------------
-
-    def backend(self) -> Backend:
-        """The backend, created by the factory on first use (on a worker thread: it is slow)."""
-        with self._backend_lock:
-            if self._backend is None:
-                self._backend = self._factory()
-                self.post_message(BackendLoaded(self._backend.info()))
-            return self._backend
-
-    @work(thread=True, group="load", exit_on_error=False)
-    def _load_backend(self) -> None:
-        try:
-            self.backend()
-        except Exception as exc:  # shown now; the next send tries to load again
-            text, title = str(exc), "Cannot load the model"
-            self.call_from_thread(self.notify, text, title=title, severity="error", markup=False)
-
-    def on_backend_loaded(self, message: BackendLoaded) -> None:
-        status = self.query_one(StatusBar)
-        status.info = message.info
-        status.refresh_text()
 
     # --- sending and streaming -----------------------------------------------------------------
 
@@ -236,20 +226,36 @@ class ChatApp(ChatActions, App[None]):
 
 def make_app(
     history: History,
-    backend_factory: Callable[[], Backend],
+    backend_factory: Opener | None = None,
     generation: GenerationSettings | None = None,
     *,
     effort: str | None = None,
     chat_id: int | None = None,
+    ready: Ready | None = None,
+    setup: Setup | None = None,
+    vram: VramMonitor | None = None,
 ) -> ChatApp:
     """Build the chat app from its services.
 
     Args:
         history: The open chat history (shared with the worker thread).
-        backend_factory: Makes the backend on first use; called on a worker thread.
+        backend_factory: Makes the backend on first use, on a worker thread; it is given a
+            progress callback (`LoadProgress`) it may call while loading.
         generation: Sampling settings; the effort in it is replaced by the chat's.
         effort: The effort of a new chat (default: the one in `generation`).
         chat_id: A saved chat to open; None starts a new one.
+        ready: What `first_run.Setup.ready` settled: factory, generation and model name
+            (instead of `backend_factory` and `generation`).
+        setup: Open on the first-run screen, which gives the factory when the user starts.
+        vram: Reads VRAM use for the status bar (default: NVML's, when a GPU answers).
     """
+    name = "the model"
+    if ready is not None:
+        backend_factory, generation, name = ready.open, ready.generation, ready.model
     generation = generation or GenerationSettings()
-    return ChatApp(history, backend_factory, generation, effort or generation.effort, chat_id)
+    app = ChatApp(history, backend_factory, generation, effort or generation.effort, chat_id,
+                  setup, name)  # fmt: skip
+    app.vram = vram if vram is not None else VramMonitor()
+    if ready is not None and ready.warnings:
+        app.call_later(app.show_plan_warnings, ready.warnings)
+    return app

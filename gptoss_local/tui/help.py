@@ -12,12 +12,13 @@ from textual.widgets import DataTable, Label
 
 from gptoss_local.tui.actions import ACTIONS
 
-# Keys handled by widgets rather than app bindings, so they are not in `ACTIONS`.
+# Keys handled by widgets (the input, a focused message) rather than app bindings: not in ACTIONS.
 INPUT_KEYS = (
     ("enter", "Send the message"),
     ("shift+enter, ^j", "New line in the message"),
     ("↑ / ↓", "Recall sent messages (empty input, or first line)"),
     ("^p", "Command palette: every action by name"),
+    ("tab, click", "Focus a message: c copies it, b a code block; ↑ / ↓ move"),
 )
 
 
@@ -41,11 +42,11 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > Vertical {
-        width: 96; max-width: 100%; height: auto; max-height: 90%; padding: 1 2;
+        width: 96; max-width: 100%; height: auto; max-height: 90%; padding: 0 2;
         border: thick $primary; background: $surface;
     }
     HelpScreen DataTable { height: auto; }
-    HelpScreen Label { margin-bottom: 1; color: $text-muted; }
+    HelpScreen Label { margin: 1 0; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f1,q", "close", "Close", id="help_close"),

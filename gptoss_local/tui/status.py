@@ -1,10 +1,11 @@
-"""The status bar: model, backend, placement, context use, last reply's speed, effort."""
+"""The status bar: model, backend, placement, VRAM in use, effort, context, last reply's speed."""
 
 from __future__ import annotations
 
 from textual.widgets import Static
 
 from gptoss_local.backends.base import BackendInfo, Stats
+from gptoss_local.vram import VramUse
 
 WARN_FRACTION = 0.9  # warn when the conversation fills this much of the context
 
@@ -22,6 +23,7 @@ class StatusBar(Static):
         self.info: BackendInfo | None = None
         self.stats: Stats | None = None
         self.effort = effort
+        self.vram: VramUse | None = None  # live, from `LiveVram`; None without a GPU
         self.note = ""
 
     def refresh_text(self) -> None:
@@ -31,6 +33,8 @@ class StatusBar(Static):
             parts += [self.info.model, self.info.backend, self.info.placement]
         else:
             parts.append("loading the model…")
+        if self.vram is not None:  # also while loading: the user sees the model arrive
+            parts.append(self.vram.text())
         parts.append(f"effort {self.effort}")
         size = self.stats.context_size if self.stats and self.stats.context_size else 0
         size = size or (self.info.context_size if self.info else 0)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.timer import Timer
@@ -16,31 +17,46 @@ from textual.widgets.markdown import MarkdownStream
 
 from gptoss_local.session.records import StoredMessage
 
+# Keys of a message in focus (Tab, Shift+Tab or a click): the actions are `CopyActions`'.
+MESSAGE_BINDINGS: list[BindingType] = [
+    Binding("c", "app.copy_message", "Copy", show=False),
+    Binding("b", "app.copy_code", "Copy code", show=False),
+    Binding("up", "app.focus_message(-1)", "Previous message", show=False),
+    Binding("down", "app.focus_message(1)", "Next message", show=False),
+]
 
-class UserMessage(Static):
-    """What the user sent (shown as typed, not as Markdown)."""
 
-    DEFAULT_CSS = "UserMessage { margin: 1 0 0 0; padding: 0 1; background: $boost; }"
+class UserMessage(Static, can_focus=True):
+    """What the user sent (shown as typed, not as Markdown); focusable, to copy it."""
+
+    DEFAULT_CSS = """
+    UserMessage { margin: 1 0 0 0; padding: 0 1; background: $boost; }
+    UserMessage:focus { background: $primary 30%; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = MESSAGE_BINDINGS
 
     def __init__(self, text: str) -> None:
         super().__init__(text, markup=False)
         self.text = text
 
 
-class ReplyView(Vertical):
+class ReplyView(Vertical, can_focus=True):
     """One assistant reply: the reasoning in a Collapsible, the answer below, both streamed.
 
     While the model thinks the reasoning is open with "Thinking… Ns"; it collapses when the
     answer starts. Text arrives through `MarkdownStream`s, which merge writes that come faster
-    than the widget can render, so the document is never re-rendered per token.
+    than the widget can render, so the document is never re-rendered per token. It takes the
+    focus (as does its reasoning's title) so that it can be copied.
     """
 
     DEFAULT_CSS = """
     ReplyView { height: auto; margin: 1 0 0 0; }
+    ReplyView:focus-within { background: $primary 15%; }
     ReplyView Collapsible { border-top: none; padding-bottom: 0; }
     ReplyView .reasoning { color: $text-muted; }
     ReplyView .note { color: $text-warning; }
     """
+    BINDINGS: ClassVar[list[BindingType]] = MESSAGE_BINDINGS
 
     def __init__(
         self,

@@ -1,0 +1,194 @@
+"""Copying a message or one of its code blocks to the clipboard, through the terminal (OSC 52).
+
+The target is the message in focus (Tab, Shift+Tab or a click focuses one), else the last reply
+with an answer. A reply's answer is copied as its Markdown source, without the reasoning.
+`CopyActions` is a mixin of `ChatApp`; the functions above it are plain text handling.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList
+
+from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.dom import DOMNode
+
+    _Base = App[None]
+else:
+    _Base = object
+
+# An opening fence: ``` or ~~~ (or longer) and an info string whose first word is the language.
+# Any indentation is accepted, since models nest code in list items at 2-4 spaces.
+_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_PICKABLE = 9  # blocks 1-9 have a number key in the picker
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """One fenced code block: its text without the fences, and the fence's language if any."""
+
+    code: str
+    language: str = ""
+
+    def label(self) -> str:
+        """One line for the picker: language, length and the first non-blank line."""
+        first = next((line.strip() for line in self.code.splitlines() if line.strip()), "")
+        first = first if len(first) <= 60 else first[:59] + "…"
+        return f"{self.language or 'text'} · {count_lines(self.code)} · {first}"
+
+
+def count_lines(text: str) -> str:
+    """How long `text` is, "1 line" or "12 lines": for notifications and the picker."""
+    lines = len(text.rstrip("\n").split("\n"))
+    return f"{lines} line" if lines == 1 else f"{lines} lines"
+
+
+def code_blocks(markdown: str) -> list[CodeBlock]:
+    """The fenced code blocks of `markdown`, in order; blank ones are left out.
+
+    As in CommonMark, a block closes at a fence of the same character at least as long as the
+    one that opened it, and a fence never closed runs to the end (a reply still streaming).
+    """
+    blocks: list[CodeBlock] = []
+    fence, indent, language = "", 0, ""
+    body: list[str] = []
+    for line in markdown.splitlines():
+        if not fence:
+            match = _FENCE.match(line)
+            if match and not (match["fence"][0] == "`" and "`" in match["info"]):
+                fence, indent, body = match["fence"], len(match["indent"]), []
+                language = (match["info"].split() or [""])[0]
+            continue
+        closing = line.strip()
+        if len(closing) >= len(fence) and set(closing) == {fence[0]}:
+            blocks.append(CodeBlock("\n".join(body), language))
+            fence = ""
+            continue
+        spaces = len(line) - len(line.lstrip(" "))
+        body.append(line[min(indent, spaces) :])  # the fence's indentation is not the code's
+    if fence:
+        blocks.append(CodeBlock("\n".join(body), language))
+    return [block for block in blocks if block.code.strip()]
+
+
+class CodePickerScreen(ModalScreen[int | None]):
+    """Which code block to copy: Enter on one, or its number; Escape cancels."""
+
+    DEFAULT_CSS = """
+    CodePickerScreen { align: center middle; }
+    CodePickerScreen > Vertical {
+        width: 90; max-width: 100%; height: auto; max-height: 80%; padding: 1 2;
+        border: thick $primary; background: $surface;
+    }
+    CodePickerScreen Label { margin-bottom: 1; color: $text-muted; }
+    CodePickerScreen OptionList { height: auto; max-height: 20; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "pick(0)", "Cancel", id="code_picker_cancel"),
+        *(Binding(str(n), f"pick({n})", show=False) for n in range(1, _PICKABLE + 1)),
+    ]
+
+    def __init__(self, blocks: list[CodeBlock]) -> None:
+        super().__init__()
+        self.blocks = blocks
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Copy which code block? Enter or its number; Esc cancels.")
+            labels = [f"{n}. {block.label()}" for n, block in enumerate(self.blocks, 1)]
+            yield OptionList(*labels)
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        """Enter on a block picks it."""
+        event.stop()  # the app's own handler is for the list of chats
+        self.dismiss(event.option_index)
+
+    def action_pick(self, number: int) -> None:
+        """Pick block `number` (1-based); 0 cancels."""
+        if number == 0:
+            self.dismiss(None)
+        elif number <= len(self.blocks):
+            self.dismiss(number - 1)
+
+
+class CopyActions(_Base):
+    """Copy a message or a code block; move the focus between messages of the log."""
+
+    def action_copy_message(self) -> None:
+        """Copy the focused message, else the last reply's answer (its Markdown source)."""
+        target = self._copy_target()
+        if target is not None:
+            self._copy(target[1], target[0])
+
+    def action_copy_code(self) -> None:
+        """Copy a code block of the focused message (else the last reply); ask which if several."""
+        target = None if isinstance(self.screen, CodePickerScreen) else self._copy_target()
+        if target is None:
+            return
+        blocks = code_blocks(target[1])
+        if len(blocks) == 1:
+            self._copy_block(blocks[0])
+        elif blocks:
+
+            def picked(index: int | None) -> None:
+                if index is not None:
+                    self._copy_block(blocks[index])
+
+            self.push_screen(CodePickerScreen(blocks), picked)
+        else:
+            self.notify(f"No code block in {target[0]}.", severity="warning", timeout=3)
+
+    def action_focus_message(self, step: int) -> None:
+        """Focus the message `step` places from the focused one; past the newest, the input."""
+        messages = list(self.query("UserMessage, ReplyView"))
+        current = self._message_in_focus()
+        if current is None or current not in messages:
+            return
+        index = messages.index(current) + step
+        if index >= len(messages):
+            self.query_one(ChatInput).focus()
+        elif index >= 0:
+            messages[index].focus()
+
+    def _copy_target(self) -> tuple[str, str] | None:
+        """(what it is, its text) to copy from; notifies and gives None when there is none."""
+        message = self._message_in_focus()
+        if isinstance(message, UserMessage):
+            return "your message", message.text
+        if isinstance(message, ReplyView):
+            if message.answer_text.strip():
+                return "this reply", message.answer_text
+            self.notify("Nothing to copy: this reply has no answer yet.", severity="warning")
+            return None
+        answered = [view for view in self.query(ReplyView) if view.answer_text.strip()]
+        if not answered:
+            self.notify("Nothing to copy: no reply has an answer yet.", severity="warning")
+            return None
+        return "the last reply", answered[-1].answer_text
+
+    def _message_in_focus(self) -> UserMessage | ReplyView | None:
+        node: DOMNode | None = self.focused
+        while node is not None and not isinstance(node, (UserMessage, ReplyView)):
+            node = node.parent  # a reply's reasoning title can hold the focus too
+        return node if isinstance(node, (UserMessage, ReplyView)) else None
+
+    def _copy_block(self, block: CodeBlock) -> None:
+        language = f"{block.language} " if block.language else ""
+        self._copy(block.code, f"the {language}code block")
+
+    def _copy(self, text: str, what: str) -> None:
+        self.copy_to_clipboard(text)
+        self.notify(f"Copied {what} ({count_lines(text)}).", timeout=2)

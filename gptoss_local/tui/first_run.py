@@ -1,0 +1,255 @@
+"""The first-run screen: this PC, the plan and why, the choices, and the download.
+
+It returns a `first_run.Ready` (what to load) when the user starts, or None when they quit.
+Changing a choice re-plans at once (planning is arithmetic, no I/O). The download runs on a
+thread worker; cancelling keeps what was fetched, and the next start resumes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Label, ProgressBar, Select, Static
+
+from gptoss_local import first_run_text as text
+from gptoss_local.errors import WishError
+from gptoss_local.first_run import Choices, Ready, Setup, Weights
+from gptoss_local.planner import Plan
+from gptoss_local.store.errors import PullCancelled, StoreError
+from gptoss_local.store.progress import Progress
+
+INTRO = (
+    "gpt-oss on this PC, offline and private. Here is what was found and what is suggested; "
+    "change anything, then start."
+)
+
+
+class FirstRunScreen(Screen[Ready | None]):
+    """Ask what to run (unless the command line said), download it if needed, then start."""
+
+    DEFAULT_CSS = """
+    FirstRunScreen { align: center top; }
+    FirstRunScreen > VerticalScroll { width: 100; max-width: 100%; padding: 0 1; }
+    FirstRunScreen .heading { text-style: bold; margin-top: 1; color: $accent; }
+    FirstRunScreen .facts { padding: 0 2; }
+    FirstRunScreen .choices { height: auto; }
+    FirstRunScreen .choice { width: 1fr; height: auto; padding-right: 1; }
+    FirstRunScreen #problem { color: $error; padding: 0 2; }
+    FirstRunScreen #download-box { height: auto; padding: 0 2; }
+    FirstRunScreen .buttons { height: auto; margin-top: 1; }
+    FirstRunScreen Button { margin-right: 2; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel_download", "Cancel download", id="first_run_cancel"),
+    ]
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__()
+        self.setup = setup
+        self.choices = setup.initial()
+        self.plan: Plan = setup.plan(self.choices)
+        self.weights: Weights | None = setup.weights(self.plan)
+        self._cancel: threading.Event | None = None
+        self._shown: dict[str, list[tuple[str, Any]]] = {}  # each Select's current options
+
+    @property
+    def downloading(self) -> bool:
+        """Whether a download is running."""
+        return self._cancel is not None
+
+    def compose(self) -> ComposeResult:
+        setup, fixed = self.setup, self.setup.fixed
+        models, contexts = self._options()
+        self._shown = {"#model": models, "#context": contexts}
+        with VerticalScroll():
+            yield Static("Welcome to gptoss-local", classes="heading")
+            yield Static(INTRO, classes="facts")
+            yield Static("This PC", classes="heading")
+            yield Static("\n".join(text.hardware_lines(setup.hardware)), classes="facts",
+                         markup=False)  # fmt: skip
+            yield Static("The plan", classes="heading")
+            yield Static(id="plan", classes="facts", markup=False)
+            with Horizontal(classes="choices"):
+                yield self._choice("Model", "model", models, self.choices.model or "auto",
+                                   fixed.model)  # fmt: skip
+                yield self._choice("Context", "context", contexts, self._context_value(),
+                                   fixed.context)  # fmt: skip
+            with Horizontal(classes="choices"):
+                yield self._choice("Engine", "backend", list(text.BACKENDS),
+                                   self.choices.backend, fixed.backend)  # fmt: skip
+                efforts = [(e, e) for e in ("low", "medium", "high")]
+                yield self._choice("Reasoning effort", "effort", efforts, self.choices.effort,
+                                   fixed.effort)  # fmt: skip
+            yield Static("Weights", classes="heading")
+            yield Static(id="weights", classes="facts", markup=False)
+            with Vertical(id="download-box"):
+                yield ProgressBar(id="download-bar", show_eta=False)
+                yield Static(id="download-line", markup=False)
+            yield Static(id="problem", markup=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Start", id="start", variant="primary")
+                yield Button("Cancel download", id="cancel")
+                yield Button("Quit", id="quit")
+        yield Footer()
+
+    def _choice(
+        self, title: str, name: str, options: list[tuple[str, Any]], value: Any, fixed: bool
+    ) -> Vertical:
+        label = f"{title} (from the command line)" if fixed else title
+        select: Select[Any] = Select(options, value=value, allow_blank=False, id=name)
+        select.disabled = fixed
+        return Vertical(Label(label), select, classes="choice")
+
+    def on_mount(self) -> None:
+        self.query_one("#download-box").display = False
+        self.query_one("#cancel").display = False
+        self._show()
+        self.query_one("#start", Button).focus()
+
+    # --- choices -------------------------------------------------------------------------------
+
+    @on(Select.Changed)
+    def _changed(self, event: Select.Changed) -> None:
+        values = {s.id: s.value for s in self.query(Select)}
+        choices = Choices(
+            model=None if values["model"] == "auto" else str(values["model"]),
+            context=(values["context"] or None) if isinstance(values["context"], int) else None,
+            backend=str(values["backend"]),
+            effort=str(values["effort"]),
+        )
+        if choices == self.choices:
+            return
+        try:
+            plan = self.setup.plan(choices)
+        except WishError as exc:
+            self._problem(str(exc))
+            return
+        self.choices, self.plan, self.weights = choices, plan, self.setup.weights(plan)
+        self._show()
+
+    def _show(self) -> None:
+        """Refresh the plan, the weights and the start button from the current choices."""
+        plan, weights = self.plan, self.weights
+        self.query_one("#plan", Static).update("\n".join(text.plan_lines(plan)))
+        self.query_one("#weights", Static).update("\n".join(text.weights_lines(weights, plan)))
+        models, contexts = self._options()
+        self._set_options("#model", models, self.choices.model or "auto")
+        self._set_options("#context", contexts, self._context_value())
+        start = self.query_one("#start", Button)
+        start.disabled = plan.model is None
+        if weights is not None and not weights.present:
+            start.label = f"Download {text.size_text(weights.missing)} and start"
+        else:
+            start.label = "Start"
+        self._problem("" if plan.model else "No model fits this PC as planned: see the plan.")
+
+    def _options(self) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+        """The model and context choices, labelled with what the planner would pick."""
+        c = self.choices
+        auto = self.setup.plan(Choices(None, c.context, c.backend, c.effort)).model
+        auto_context = self.setup.plan(dataclasses.replace(c, context=None)).context
+        models = [m for m in self.setup.catalog.models if m.name == self.plan.model]
+        limit = (models or list(self.setup.catalog.models))[0].shape.context_max
+        return text.model_options(self.setup.catalog, auto), text.context_options(
+            auto_context, limit
+        )
+
+    def _context_value(self) -> int:
+        return self.choices.context if self.choices.context in text.CONTEXTS else 0
+
+    def _set_options(self, selector: str, options: list[tuple[str, Any]], value: Any) -> None:
+        select: Select[Any] = self.query_one(selector, Select)
+        if self._shown.get(selector) != options:
+            select.set_options(options)
+            self._shown[selector] = options
+        if select.value != value:
+            select.value = value
+
+    def _problem(self, message: str) -> None:
+        self.query_one("#problem", Static).update(message)
+
+    # --- start, download, cancel ---------------------------------------------------------------
+
+    @on(Button.Pressed, "#start")
+    def _start(self) -> None:
+        if self.downloading or self.plan.model is None:
+            return
+        weights = self.weights
+        if weights is not None and not weights.present:
+            self._begin_download(weights)
+            return
+        self._finish()
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel_download(self) -> None:
+        """Stop the download; what was fetched stays for next time."""
+        if self._cancel is not None:
+            self._cancel.set()
+
+    @on(Button.Pressed, "#quit")
+    def _quit(self) -> None:
+        self.action_cancel_download()
+        self.dismiss(None)
+
+    def _begin_download(self, weights: Weights) -> None:
+        self._cancel = threading.Event()
+        self._problem("")
+        self._set_busy(True)
+        bar = self.query_one("#download-bar", ProgressBar)
+        bar.update(total=weights.spec.total_bytes, progress=weights.on_disk)
+        self._download(weights, self._cancel)
+
+    @work(thread=True, group="download", exit_on_error=False)
+    def _download(self, weights: Weights, cancel: threading.Event) -> None:
+        app = self.app
+        try:
+            self.setup.download(weights.spec, lambda p: app.call_from_thread(self._progress, p),
+                                cancel)  # fmt: skip
+        except PullCancelled as exc:
+            app.call_from_thread(self._download_ended, str(exc), False)
+        except StoreError as exc:
+            app.call_from_thread(self._download_ended, f"The download failed: {exc}", False)
+        except Exception as exc:  # a bug must not leave the screen stuck "downloading"
+            app.call_from_thread(self._download_ended, f"The download failed: {exc!r}", False)
+        else:
+            app.call_from_thread(self._download_ended, "", True)
+
+    def _progress(self, progress: Progress) -> None:
+        bar = self.query_one("#download-bar", ProgressBar)
+        if progress.phase == "download":
+            bar.update(total=progress.total, progress=progress.done)
+        self.query_one("#download-line", Static).update(text.download_line(progress))
+
+    def _download_ended(self, message: str, done: bool) -> None:
+        self._cancel = None
+        self._set_busy(False)
+        self.weights = self.setup.weights(self.plan)
+        self._show()
+        self._problem(message)
+        if done:
+            self._finish()
+
+    def _set_busy(self, busy: bool) -> None:
+        self.query_one("#download-box").display = busy or bool(
+            self.weights and self.weights.on_disk and not self.weights.present
+        )
+        self.query_one("#cancel").display = busy
+        self.query_one("#start", Button).display = not busy
+        for select in self.query(Select):
+            select.disabled = busy or getattr(self.setup.fixed, str(select.id))
+
+    def _finish(self) -> None:
+        try:
+            ready = self.setup.ready(self.choices, self.plan)
+            self.setup.remember(self.choices, self.plan)
+        except (WishError, OSError, ValueError) as exc:
+            self._problem(str(exc))
+            return
+        self.dismiss(ready)

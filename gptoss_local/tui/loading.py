@@ -1,0 +1,73 @@
+"""The banner above the chat while the model loads: what is happening, a progress bar, and, if
+loading fails, why and what to do (it stays until the next attempt, unlike a notification)."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import ProgressBar, Static
+
+
+class LoadingBanner(Vertical):
+    """Hidden once the model is loaded; shown again only for a failure."""
+
+    DEFAULT_CSS = """
+    LoadingBanner { height: auto; padding: 0 1; margin: 0 1; border: round $accent; }
+    LoadingBanner.-failed { border: round $error; }
+    LoadingBanner #load-title { text-style: bold; }
+    LoadingBanner.-failed #load-title { color: $error; }
+    LoadingBanner ProgressBar { margin-top: 0; }
+    """
+    MIN_STEP = 0.01  # llama.cpp reports per tensor: hundreds of calls for one percent
+    MIN_INTERVAL = 0.1
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._last = (-1.0, "", 0.0)
+
+    def compose(self) -> ComposeResult:
+        yield Static("Loading the model…", id="load-title", markup=False)
+        yield ProgressBar(total=100, show_eta=False, id="load-bar")
+        yield Static("", id="load-what", markup=False)
+
+    def start(self, model: str) -> None:
+        """Show the banner for loading `model`."""
+        self.remove_class("-failed")
+        self.query_one("#load-title", Static).update(f"Loading {model}…")
+        self.query_one("#load-bar", ProgressBar).display = True
+        self.query_one("#load-bar", ProgressBar).update(progress=0)
+        self.query_one("#load-what", Static).update("")
+        self._last = (-1.0, "", 0.0)
+        self.display = True
+
+    def wants(self, fraction: float, what: str) -> bool:
+        """Whether a report differs enough from the last one shown to be worth a UI update
+        (called on the loading thread, so the UI is not flooded)."""
+        last_fraction, last_what, last_at = self._last
+        now = time.monotonic()
+        small = fraction - last_fraction < self.MIN_STEP or now - last_at < self.MIN_INTERVAL
+        if what == last_what and small and fraction < 1.0:
+            return False
+        self._last = (fraction, what, now)
+        return True
+
+    def show_progress(self, fraction: float, what: str) -> None:
+        """Move the bar and say what is being done."""
+        self.query_one("#load-bar", ProgressBar).update(progress=round(fraction * 100, 1))
+        self.query_one("#load-what", Static).update(what)
+
+    def loaded(self) -> None:
+        """The model is ready: hide the banner."""
+        self.display = False
+
+    def failed(self, message: str) -> None:
+        """Show why loading failed; the next message sent tries again."""
+        self.add_class("-failed")
+        self.query_one("#load-title", Static).update("The model could not be loaded")
+        self.query_one("#load-bar", ProgressBar).display = False
+        self.query_one("#load-what", Static).update(
+            f"{message}\n\nSend a message to try again, or press Ctrl+Q to quit."
+        )
+        self.display = True

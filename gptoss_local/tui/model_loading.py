@@ -1,0 +1,125 @@
+"""Getting from "no model" to a loaded backend inside the app: the first-run screen when there
+are questions, then the load on a thread worker with its progress in the `LoadingBanner`.
+
+A mixin of `ChatApp`. The backend is created once, under a lock, by whichever thread needs it
+first (the load worker, or a reply worker if the user sent before loading finished). Quitting
+during a load makes the progress callback answer "stop", so llama.cpp abandons the load.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from gptoss_local.backends.base import Backend, BackendError, GenerationSettings
+from gptoss_local.tui.first_run import FirstRunScreen
+from gptoss_local.tui.loading import LoadingBanner
+from gptoss_local.tui.messages import BackendLoaded
+from gptoss_local.tui.status import StatusBar
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from gptoss_local.first_run import Opener, Ready, Setup
+
+    _Base = App[None]
+else:
+    _Base = object
+
+
+FIRST_RUN_ACTIONS = ("quit", "command_palette", "help", "cancel_download")
+
+
+class ModelLoading(_Base):
+    """The backend's life in the app; `ChatApp.__init__` sets the attributes declared here."""
+
+    generation: GenerationSettings
+    effort: str
+    chat_id: int | None
+    model_name: str
+    _factory: Opener | None
+    _setup: Setup | None
+    _backend: Backend | None
+    _backend_lock: threading.Lock
+    _quitting: threading.Event
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """On the first-run screen only quitting, help and the palette make sense."""
+        return action in FIRST_RUN_ACTIONS or not isinstance(self.screen, FirstRunScreen)
+
+    def start_model(self) -> None:
+        """Ask the first-run questions if there are any, else load at once."""
+        if self._setup is not None:
+            self.push_screen(FirstRunScreen(self._setup), self._setup_done)
+        else:
+            self._load_backend()
+
+    def _setup_done(self, ready: Ready | None) -> None:
+        if ready is None:  # the user quit on the first-run screen
+            self.exit()
+            return
+        self._factory, self.generation, self.model_name = ready.open, ready.generation, ready.model
+        if self.chat_id is None:
+            self.effort = ready.generation.effort
+            status = self.query_one(StatusBar)
+            status.effort = self.effort
+            status.refresh_text()
+        self.show_plan_warnings(ready.warnings)
+        self._load_backend()
+
+    def show_plan_warnings(self, warnings: tuple[str, ...]) -> None:
+        """Say what the plan warned about, once, without hiding the chat."""
+        for warning in warnings:
+            self.notify(warning, title="About the plan", severity="warning", timeout=12,
+                        markup=False)  # fmt: skip
+
+    def backend(self) -> Backend:
+        """The backend, created by the factory on first use (on a worker thread: it is slow)."""
+        with self._backend_lock:
+            if self._backend is None:
+                if self._factory is None:
+                    raise BackendError("no model is chosen yet: finish the first-run screen")
+                banner = self.query_one(LoadingBanner)
+                self.call_from_thread(banner.start, self.model_name)
+                self._backend = self._factory(self._load_progress)
+                self.post_message(BackendLoaded(self._backend.info()))
+            return self._backend
+
+    def _load_progress(self, fraction: float, what: str) -> bool:
+        """Called on the loading thread; False stops the load (the app is quitting)."""
+        if self._quitting.is_set():
+            return False
+        banner = self.query_one(LoadingBanner)
+        if banner.wants(fraction, what):
+            try:
+                self.call_from_thread(banner.show_progress, fraction, what)
+            except RuntimeError:  # the app stopped while we were loading
+                return False
+        return True
+
+    def _load_backend(self) -> None:
+        self.run_worker(self._load_in_thread, thread=True, group="load", exit_on_error=False)
+
+    def _load_in_thread(self) -> None:
+        try:
+            self.backend()
+        except Exception as exc:  # shown now; the next send tries to load again
+            if self._quitting.is_set():
+                return
+            text, title = str(exc), "Cannot load the model"
+            self.call_from_thread(self.query_one(LoadingBanner).failed, text)
+            self.call_from_thread(self.notify, text, title=title, severity="error", markup=False)
+
+    def on_backend_loaded(self, message: BackendLoaded) -> None:
+        self.query_one(LoadingBanner).loaded()
+        status = self.query_one(StatusBar)
+        status.info = message.info
+        status.refresh_text()
+
+    def close_backend(self) -> None:
+        """Free the model (after the app has exited); a load still running is told to stop."""
+        self._quitting.set()
+        with self._backend_lock:
+            if self._backend is not None:
+                self._backend.close()
+                self._backend = None

@@ -1,0 +1,90 @@
+"""VRAM in use right now, read through NVML for the chat's status bar.
+
+`VramMonitor.read()` never raises: without the bindings, a driver or a GPU, or after any NVML
+failure, it returns None and stops trying, so a machine without a GPU pays for one failed attempt
+only. NVML is injectable as in `hardware.probe`, so tests can describe any card.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class VramUse:
+    """Memory of every GPU together, in bytes."""
+
+    used: int
+    total: int
+
+    def text(self) -> str:
+        """As the status bar shows it, e.g. "VRAM 11.8/24.0 GiB"."""
+        return f"VRAM {self.used / GIB:.1f}/{self.total / GIB:.1f} GiB"
+
+
+class VramMonitor:
+    """Reads VRAM use on demand; NVML is started on the first read and shut down by `close`.
+
+    Reads come from a worker thread and `close` from the UI thread, hence the lock.
+
+    Args:
+        nvml: An object with pynvml's functions; None loads the real module on the first read.
+    """
+
+    def __init__(self, nvml: Any = None) -> None:
+        self._nvml = nvml
+        self._handles: list[Any] | None = None  # None: NVML not started yet
+        self._given_up = False
+        self._lock = threading.Lock()
+
+    @property
+    def available(self) -> bool:
+        """False once a read has failed (or `close` was called): reads return None from then on."""
+        return not self._given_up
+
+    def read(self) -> VramUse | None:
+        """Used and total VRAM summed over all GPUs; None without a GPU or after a failure."""
+        with self._lock:
+            if self._given_up:
+                return None
+            try:
+                handles = self._start() if self._handles is None else self._handles
+                used = total = 0
+                for handle in handles:
+                    memory = self._nvml.nvmlDeviceGetMemoryInfo(handle)
+                    used, total = used + int(memory.used), total + int(memory.total)
+            except Exception:  # ImportError, NVMLError, OSError from a broken driver library
+                self._give_up()
+                return None
+            if not handles:  # NVML works but sees no GPU: nothing to show, ever
+                self._give_up()
+                return None
+            return VramUse(used, total)
+
+    def close(self) -> None:
+        """Shut NVML down (if it was started); later reads return None."""
+        with self._lock:
+            self._give_up()
+
+    def _start(self) -> list[Any]:
+        if self._nvml is None:
+            from gptoss_local.hardware import load_nvml
+
+            self._nvml = load_nvml()
+        self._nvml.nvmlInit()
+        self._handles = []  # started: from now on `_give_up` shuts NVML down
+        count = self._nvml.nvmlDeviceGetCount()
+        self._handles = [self._nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
+        return self._handles
+
+    def _give_up(self) -> None:
+        if self._handles is not None:
+            with contextlib.suppress(Exception):  # the driver is in trouble: nothing more to do
+                self._nvml.nvmlShutdown()
+        self._handles = None
+        self._given_up = True

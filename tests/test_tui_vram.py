@@ -1,0 +1,59 @@
+"""Pilot tests of the live VRAM field in the status bar, with a fake NVML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cards import card
+from fake_nvml import GPU_IS_LOST, FakeNvml
+from tui_helpers import ScriptedBackend, open_history, run_async, scripted_app, wait_for
+
+from gptoss_local.tui.status import StatusBar
+from gptoss_local.vram import VramMonitor
+
+
+def _bar(app: object) -> str:
+    return str(app.query_one(StatusBar).render())  # type: ignore[attr-defined]
+
+
+@run_async
+async def test_the_status_bar_follows_vram_use_and_nvml_is_closed_on_exit(
+    tmp_path: Path,
+) -> None:
+    gpu = card("4090", free_mib=23_400)  # 24,564 MiB in all
+    nvml = FakeNvml([gpu])
+    app = scripted_app(open_history(tmp_path), ScriptedBackend([]), vram=VramMonitor(nvml))
+    app.vram_interval = 0.02
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: "VRAM 1.1/24.0 GiB" in _bar(app), what="the first read")
+        await wait_for(pilot, lambda: app.query_one(StatusBar).info is not None, what="model")
+        assert _bar(app).index("entirely on the GPU") < _bar(app).index("VRAM")
+        gpu.free_mib = 10_756  # the model is loading: 13,808 MiB used
+        await wait_for(pilot, lambda: "VRAM 13.5/24.0 GiB" in _bar(app), what="the next read")
+    assert nvml.shutdowns == 1
+
+
+@run_async
+async def test_without_a_gpu_the_bar_shows_no_vram_and_polling_stops(tmp_path: Path) -> None:
+    monitor = VramMonitor(FakeNvml([]))
+    app = scripted_app(open_history(tmp_path), ScriptedBackend([]), vram=monitor)
+    app.vram_interval = 0.02
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: not monitor.available, what="the one read")
+        await wait_for(pilot, lambda: app.query_one(StatusBar).info is not None, what="model")
+        await pilot.pause(0.1)
+        assert "VRAM" not in _bar(app) and app._vram_timer is None
+
+
+@run_async
+async def test_a_gpu_that_fails_later_takes_the_field_away(tmp_path: Path) -> None:
+    gpu = card("4090")
+    app = scripted_app(
+        open_history(tmp_path), ScriptedBackend([]), vram=VramMonitor(FakeNvml([gpu]))
+    )
+    app.vram_interval = 0.02
+    async with app.run_test() as pilot:
+        await wait_for(pilot, lambda: "VRAM" in _bar(app), what="the first read")
+        gpu.fail["memory"] = GPU_IS_LOST
+        await wait_for(pilot, lambda: "VRAM" not in _bar(app), what="the field to go")
+        assert app._vram_timer is None
