@@ -22,7 +22,7 @@ from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.hardware import Hardware
 from gptoss_local.planner import Plan, Wishes
 from gptoss_local.runner import ModelChoice
-from gptoss_local.store.progress import Progress, ProgressFn
+from gptoss_local.store.progress import ProgressFn
 
 Opener = Callable[[LoadProgress], Backend]
 
@@ -209,7 +209,10 @@ class Setup:
         """How to open the backend `plan` describes, and the generation settings that suit it."""
         effort = choices.effort
         if plan.backend == "ollama":
-            tag, opener = self._ollama_tag(plan), self._ollama_opener(plan)
+            from gptoss_local.runner import ollama_opener
+
+            tag = self._ollama_tag(plan)
+            opener = ollama_opener(tag, plan.context)
             return Ready(tag, opener, GenerationSettings(effort=effort), plan.warnings)
         choice = self._choice(plan)
         cat = self.catalog
@@ -242,27 +245,6 @@ class Setup:
         if plan.model is None:
             raise WishError("no model fits this machine:\n" + "\n".join(plan.warnings))
         return self.catalog.model(plan.model).ollama_tag
-
-    def _ollama_opener(self, plan: Plan) -> Opener:
-        tag = self._ollama_tag(plan)
-
-        def open_ollama(progress: LoadProgress) -> Backend:
-            from gptoss_local.backends.ollama import OllamaBackend
-            from gptoss_local.backends.ollama_daemon import OllamaDaemon
-
-            def notice(text: str) -> None:
-                progress(0.0, text)
-
-            def pulled(p: Progress) -> None:
-                progress(p.done / p.total if p.total else 0.0, f"Ollama is downloading {tag}")
-
-            notice("starting Ollama")
-            backend = OllamaBackend(OllamaDaemon(notice), tag, context=plan.context)
-            if not backend.has_model():
-                backend.pull(progress=pulled)
-            return backend
-
-        return open_ollama
 
 
 def _size(path: Path) -> int:

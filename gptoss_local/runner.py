@@ -144,3 +144,27 @@ def open_ollama(
         notice(f"warning: {warning}")
     tag = cat.model(the_plan.model).ollama_tag
     return OllamaBackend(OllamaDaemon(notice), tag, context=the_plan.context), the_plan
+
+
+def ollama_opener(tag: str, context: int) -> Callable[[LoadProgress], OllamaBackend]:
+    """Opens `tag` on an adopted or started Ollama, pulling it first if Ollama lacks it; what
+    the daemon and the pull report goes to the progress callback."""
+
+    def open_ollama(progress: LoadProgress) -> OllamaBackend:
+        from gptoss_local.backends.ollama import OllamaBackend
+        from gptoss_local.backends.ollama_daemon import OllamaDaemon
+        from gptoss_local.store.progress import Progress
+
+        def notice(text: str) -> None:
+            progress(0.0, text)
+
+        def pulled(p: Progress) -> None:
+            progress(p.done / p.total if p.total else 0.0, f"Ollama is downloading {tag}")
+
+        notice("starting Ollama")
+        backend = OllamaBackend(OllamaDaemon(notice), tag, context=context)
+        if not backend.has_model():
+            backend.pull(progress=pulled)
+        return backend
+
+    return open_ollama

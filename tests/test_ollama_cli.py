@@ -152,3 +152,21 @@ async def test_the_chat_tui_streams_through_the_ollama_backend(
     finally:
         backend.close()
         history.close()
+
+
+@pytest.mark.parametrize("has_it", [True, False])
+def test_the_chat_opener_pulls_only_what_ollama_lacks(
+    program: Path, monkeypatch: pytest.MonkeyPatch, has_it: bool
+) -> None:
+    from gptoss_local.runner import ollama_opener
+
+    monkeypatch.setenv("FAKE_OLLAMA_MODELS", "gpt-oss:20b" if has_it else "")
+    reports: list[tuple[float, str]] = []
+    backend = ollama_opener("gpt-oss:20b", 4096)(lambda f, what: reports.append((f, what)) or True)
+    try:
+        assert backend.has_model() and backend.context == 4096
+    finally:
+        backend.close()
+    assert reports[0] == (0.0, "starting Ollama")
+    pulls = [f for f, what in reports if what == "Ollama is downloading gpt-oss:20b"]
+    assert (not pulls) if has_it else (pulls[-1] == 1.0 and len(pulls) >= 3)

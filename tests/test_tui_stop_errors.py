@@ -18,7 +18,7 @@ from tui_helpers import (
 )
 
 from gptoss_local.backends.base import BackendError
-from gptoss_local.events import AnswerDelta
+from gptoss_local.events import AnswerDelta, ReasoningDelta
 from gptoss_local.tui.app import make_app
 from gptoss_local.tui.widgets import ReplyView
 
@@ -134,3 +134,19 @@ async def test_quitting_mid_reply_stops_it_and_saves_it(tmp_path: Path) -> None:
         await pilot.press("ctrl+q")
     stored = history.messages(app.chat_id or 0)[-1]
     assert (stored.status, stored.content) == ("stopped", "so far")
+
+
+@run_async
+async def test_ctrl_c_stops_the_reply_and_twice_quits(tmp_path: Path) -> None:
+    backend = ScriptedBackend([ReasoningDelta("thinking"), WAIT, AnswerDelta("never")])
+    app = scripted_app(open_history(tmp_path), backend)
+    async with app.run_test() as pilot:
+        await send(pilot, "hello")
+        await wait_for(pilot, lambda: app.busy and bool(backend.calls), what="the reply")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not app.busy, what="the reply to stop")
+        assert any("Press Ctrl+C again" in n for n in notifications(app))
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
+    assert open_history(tmp_path).messages(app.chat_id or 0)[-1].status == "stopped"

@@ -40,4 +40,6 @@ def bindings() -> list[BindingType]:
     ]
     # "?" too, where it is not typed into the input (which keeps it: people ask questions).
     table.append(Binding("question_mark", "help", "Help", show=False, id="help_question_mark"))
+    # Ctrl+C before any widget: stop, and twice to quit (a selection in the input is copied).
+    table.append(Binding("ctrl+c", "interrupt", "Quit", show=False, priority=True, id="interrupt"))
     return table

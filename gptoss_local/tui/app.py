@@ -31,13 +31,14 @@ from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.messages import ReplyFailed, ReplyFinished, ReplyStreamed
 from gptoss_local.tui.model_loading import ModelLoading
 from gptoss_local.tui.pump import run_reply, with_effort
+from gptoss_local.tui.quitting import QuitKeys
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ChatLog, ReplyView, UserMessage
 from gptoss_local.vram import VramMonitor
 
 
-class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, App[None]):
+class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[None]):
     """The gptoss-local chat. Build it with `make_app`."""
 
     CSS_PATH = "app.tcss"

@@ -18,6 +18,7 @@ INPUT_KEYS = (
     ("shift+enter, ^j", "New line in the message"),
     ("↑ / ↓", "Recall sent messages (empty input, or first line)"),
     ("^p", "Command palette: every action by name"),
+    ("^c, ^c", "Stop the reply; pressed twice, quit"),
     ("tab, click", "Focus a message: c copies it, b a code block; ↑ / ↓ move"),
 )
 

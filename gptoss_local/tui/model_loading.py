@@ -27,7 +27,7 @@ else:
     _Base = object
 
 
-FIRST_RUN_ACTIONS = ("quit", "command_palette", "help", "cancel_download")
+FIRST_RUN_ACTIONS = ("quit", "interrupt", "command_palette", "help", "cancel_download")
 
 
 class ModelLoading(_Base):
