@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import llama_cpp.llama_cpp as bindings
@@ -231,3 +232,25 @@ def test_backend_sampling_picks_the_same_greedy_tokens(backend, tmp_path: Path) 
         return "".join(getattr(e, "text", "") for e in backend.stream(chat("hello"), settings))
 
     assert greedy(True) == greedy(False) != ""
+
+
+def test_a_chain_on_the_backend_is_kept_between_replies_and_reset(backend) -> None:
+    """Re-attaching costs llama.cpp a graph reservation, so one attached chain serves every
+    reply with the same settings; reset, it gives the same tokens for the same seed."""
+    settings = GenerationSettings(
+        temperature=1.0, seed=7, max_tokens=30, backend_sampling=True,
+        logit_bias=never_stop(backend),
+    )  # fmt: skip
+
+    def sampled(s: GenerationSettings) -> str:
+        backend.cache.clear()
+        return "".join(getattr(e, "text", "") for e in backend.stream(chat("hello"), s))
+
+    first = sampled(settings)
+    kept = backend._samplers._kept
+    assert kept is not None and kept[1].attached  # the CPU backend samples in-graph too
+    assert sampled(replace(settings, max_tokens=30)) == first != ""
+    assert backend._samplers._kept[1] is kept[1]
+    sampled(replace(settings, backend_sampling=False))  # a CPU chain: the kept one is let go
+    assert backend._samplers._kept is None
+    assert sampled(settings) == first

@@ -4,6 +4,7 @@
 #   bench/gpu/run.sh OUT build                build llama.cpp (CUDA_ARCH=90 etc., default native)
 #   bench/gpu/run.sh OUT model [SHAPE]        write the synthetic model only (default 20b)
 #   bench/gpu/run.sh OUT measure [ARGS...]    every 20b-shape measurement (ARGS go to run_all.py)
+#   bench/gpu/run.sh OUT tui                  the chat TUI headless on the 20b shape (tui_check.py)
 #   bench/gpu/run.sh OUT 120b                 the 120b shape in a tmpfs, offload fitted to 24/32 GB
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,6 +32,11 @@ case "$what" in
   measure)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
     "${PYTHON:-python3}" bench/gpu/run_all.py --bin "$build/out/bin" --out "$out" --shape 20b "$@"
+    ;;
+  tui)
+    [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
+    model=$("${PYTHON:-python3}" -c "import sys; sys.path.insert(0, 'bench/gpu'); from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    GPTOSS_LOCAL_HOME="${GPTOSS_LOCAL_HOME:-/tmp/gptoss-tui-home}" "${PYTHON:-python3}" bench/gpu/tui_check.py "$model" --out "$out" "$@"
     ;;
   120b)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build

@@ -25,7 +25,7 @@ from gptoss_local.backends.base import (
 )
 from gptoss_local.backends.llama_load import LoadSettings, load
 from gptoss_local.backends.prompt_cache import PromptCache
-from gptoss_local.backends.sampling import Sampler
+from gptoss_local.backends.sampling import KeptSampler
 from gptoss_local.backends.token_loop import TokenLoop
 from gptoss_local.events import Event
 from gptoss_local.harmony import render_prompt
@@ -60,13 +60,14 @@ class LlamaCppBackend:
         self._log = native.route_logs(log_path)
         self._native = load(self.path, settings, self._log, progress)
         self._lock = threading.Lock()
+        self._samplers = KeptSampler()
+        self._closed = False  # before _special_ids, which closes on a foreign vocabulary
         ids = self._special_ids(tuple(STOP_TOKENS))
         self._stops: dict[int, StopReason] = {ids[t]: r for t, r in STOP_TOKENS.items()}
         self._special_ids(HARMONY_TOKENS)  # refuse a vocab without Harmony's control tokens
         window = native.model_meta(self._native.model, "gpt-oss.attention.sliding_window")
         self.cache = PromptCache(self._native.context, int(window or 0))
         self._pieces = native.PieceCache(self._native.vocab)
-        self._closed = False
 
     def info(self) -> BackendInfo:
         """What is loaded and where."""
@@ -116,17 +117,18 @@ class LlamaCppBackend:
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, context_size, cancel
             )
-            sampler = Sampler(self._native.vocab, settings, self._native.context)
+            sampler = self._samplers.get(self._native.vocab, settings, self._native.context)
             try:
                 yield from loop.run(tokens, sampler, settings.max_tokens, started)
             finally:
-                sampler.free()
+                self._samplers.release(sampler)
 
     def close(self) -> None:
         """Free the context and the model."""
         if self._closed:
             return
         self._closed = True
+        self._samplers.drop()
         bindings = native.lib()
         bindings.llama_free(self._native.context)
         bindings.llama_model_free(self._native.model)

@@ -1,0 +1,117 @@
+"""The chat TUI on a real GPU, driven headless: load with progress, live VRAM, two turns.
+
+What `gptoss-local chat --model-path MODEL` does, through the same `first_run.Setup` and app,
+with Textual's test pilot pressing the keys: the model loads inside the app (progress reports
+counted), NVML's VRAM use shows in the status bar, and two messages are sent (the second reuses
+the first's prefix). Replies are capped at 128 tokens with the end tokens banned, since the
+synthetic model's random weights would otherwise stop anywhere.
+
+Run: python bench/gpu/tui_check.py MODEL --out OUT   (writes OUT/tui.json and OUT/tui.svg)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from gptoss_local.first_run import Setup
+from gptoss_local.session.history import History
+from gptoss_local.tui.app import ChatApp, make_app
+from gptoss_local.tui.status import StatusBar
+from gptoss_local.tui.widgets import ChatInput, ReplyView
+
+PROMPTS = ("Write a short story about a lighthouse keeper.", "Now make it a poem.")
+END_TOKENS = ("<|return|>", "<|call|>", "<|endoftext|>")
+
+
+async def _until(pilot: object, condition: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)  # type: ignore[attr-defined]
+
+
+async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]) -> dict:
+    result: dict = {"turns": []}
+    started = time.monotonic()
+    async with app.run_test(size=(150, 35)) as pilot:
+        status = app.query_one(StatusBar)
+        await _until(pilot, lambda: status.info is not None, 600, "the model to load")
+        result["load_seconds"] = round(time.monotonic() - started, 2)
+        backend = app._backend
+        ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in END_TOKENS)  # type: ignore[union-attr]
+        app.generation = replace(app.generation, max_tokens=128, logit_bias=ban)
+        await pilot.pause(2.5)  # one VRAM poll after the load
+        for prompt in PROMPTS:
+            before = len(app.query(ReplyView))
+            box = app.query_one(ChatInput)
+            box.text = prompt
+            await pilot.press("enter")
+            ended = lambda n=before: len(app.query(ReplyView)) > n and not app.busy  # noqa: E731
+            await _until(pilot, ended, 300, "the reply")
+            await pilot.pause(0.3)
+            stats = status.stats
+            result["turns"].append({
+                "prompt": prompt,
+                "ttft_seconds": stats.ttft_seconds if stats else None,
+                "decode_tokens_per_second": stats.decode_tokens_per_second if stats else None,
+                "context_used": stats.context_used if stats else None,
+                "status_bar": str(status.render()),
+            })  # fmt: skip
+        (out / "tui.svg").write_text(app.export_screenshot(title="gptoss-local on an H200"))
+    result["generation"] = {"backend_sampling": app.generation.backend_sampling}
+    result["load_reports"] = len(reports)
+    result["load_fractions_increasing"] = all(a[1] <= b[1] for a, b in itertools.pairwise(reports))
+    result["load_phases"] = sorted({what for _, _, what in reports})
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--context", type=int, default=8192)
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    chat_args = argparse.Namespace(
+        model=None, context=args.context, effort="low", backend=None, cpu_moe=None,
+        model_path=args.model, cpu_sampling=False,
+    )  # fmt: skip
+    setup = Setup.probe(chat_args)
+    choices = setup.initial()
+    plan = setup.plan(choices)
+    ready = setup.ready(choices, plan)
+    reports: list[tuple[float, float, str]] = []
+    opener = ready.open
+
+    def counting(progress: object) -> object:
+        def report(fraction: float, what: str) -> bool:
+            reports.append((time.monotonic(), fraction, what))
+            return progress(fraction, what)  # type: ignore[operator,no-any-return]
+
+        return opener(report)
+
+    with tempfile.TemporaryDirectory() as folder, History(Path(folder) / "h.sqlite3") as history:
+        app = make_app(history, ready=replace(ready, open=counting))  # type: ignore[arg-type]
+        try:
+            result = asyncio.run(drive(app, args.out, reports))
+        finally:
+            app.close_backend()
+    result["plan"] = {"placement": plan.placement, "context": plan.context,
+                      "gpu_layers": plan.gpu_layers}  # fmt: skip
+    (args.out / "tui.json").write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
