@@ -98,8 +98,13 @@ def plan_lines(plan: Plan) -> list[str]:
         lines.append(f"  memory     about {vram}{gib(plan.est_ram)} RAM")
     if plan.speed:
         lines.append(
-            f"  speed      {plan.speed.low:g}–{plan.speed.high:g} tokens/s ({plan.speed.basis})"
+            f"  speed      {_speed_range(plan.speed.low, plan.speed.high)} tokens/s "
+            f"({plan.speed.basis})"
         )
     lines.append("  why")
     lines += [f"    - {reason}" for reason in plan.reasons]
     return lines
+
+
+def _speed_range(low: float, high: float) -> str:
+    return f"about {low:g}" if low == high else f"{low:g}–{high:g}"

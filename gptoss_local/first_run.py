@@ -120,8 +120,15 @@ class Setup:
 
     def initial(self) -> Choices:
         """The command line over the settings file."""
+        from gptoss_local.errors import WishError
+
         a, s = self.args, self.settings
         model = getattr(a, "model", None) or (None if s.model == "auto" else s.model)
+        if model is not None and self.model_path is None:
+            try:  # an alias ("20b") becomes the model's name, as the screen lists it
+                model = self.catalog.model(model).name
+            except KeyError as exc:
+                raise WishError(exc.args[0]) from None
         context = getattr(a, "context", None) or s.context or None
         return Choices(
             model=model,
@@ -184,12 +191,19 @@ class Setup:
             return True
         return self.first_run and not self.fixed.everything
 
-    def download(self, spec: ModelSpec, progress: ProgressFn, cancel: threading.Event) -> Path:
-        """Pull `spec` into the models folder (resumable); raises StoreError or PullCancelled."""
+    def download(
+        self,
+        spec: ModelSpec,
+        progress: ProgressFn,
+        cancel: threading.Event,
+        notice: Callable[[str], None] = lambda _text: None,
+    ) -> Path:
+        """Pull `spec` into the models folder (resumable); raises StoreError or PullCancelled.
+        `notice` hears retries and source switches."""
         from gptoss_local.store.pull import PullOptions, pull_model
 
         options = PullOptions(preferred=self.settings.source, cancel=cancel)
-        return pull_model(spec, self.catalog, options, progress).path
+        return pull_model(spec, self.catalog, options, progress, notice).path
 
     def remember(self, choices: Choices, plan: Plan) -> None:
         """Save the answers as the defaults of the next run (model by name: the last one)."""

@@ -38,10 +38,11 @@ def weights_lines(weights: Weights | None, plan: Plan) -> list[str]:
     size = size_text(spec.total_bytes)
     if weights.present:
         return [f"{spec.name}: {size}, downloaded ({weights.path})"]
-    lines = [f"{spec.name}: {size} to download into {weights.path.parent}"]
+    lines = [f"{spec.name}: {size}, to download into {weights.path.parent}"]
     if weights.on_disk:
         lines.append(
-            f"{size_text(weights.on_disk)} is here from an earlier download: it resumes from there"
+            f"{size_text(weights.on_disk)} is here from an earlier download: it resumes from "
+            f"there, {size_text(weights.missing)} to go"
         )
     free = f"{size_text(weights.free_disk)} free on that disk"
     if weights.free_disk < weights.missing:

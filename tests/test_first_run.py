@@ -140,3 +140,23 @@ def test_a_gpu_plan_samples_on_the_gpu_unless_asked_not_to(cat: Catalog, tiny_gg
     assert setup_for(cat, gpu).ready(choices, plan).generation.backend_sampling
     cpu_sampled = setup_for(cat, gpu, cpu_sampling=True).ready(choices, plan)
     assert not cpu_sampled.generation.backend_sampling
+
+
+def test_a_gguf_without_gpt_oss_shape_is_a_plain_error_before_the_app(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gptoss_local.cli import main
+
+    odd = tmp_path / "odd.gguf"
+    odd.write_bytes(gguf_file(1 << 10, seed=5))  # says gpt-oss, holds one unrelated tensor
+    assert main(["chat", "--model-path", str(odd)]) == 2
+    err = capsys.readouterr().err
+    assert "odd.gguf is marked as gpt-oss but lacks gpt-oss.block_count" in err
+
+
+def test_an_alias_names_the_model_and_an_unknown_one_is_refused(cat: Catalog) -> None:
+    from gptoss_local.errors import WishError
+
+    assert setup_for(cat, model="tiny").initial().model == MODEL
+    with pytest.raises(WishError, match="unknown model 'huge'"):
+        setup_for(cat, model="huge").initial()

@@ -22,6 +22,7 @@ from tui_helpers import (
     open_history,
     reply,
     run_async,
+    send_and_wait,
     wait_for,
 )
 
@@ -67,7 +68,7 @@ async def test_the_first_run_shows_the_pc_the_plan_and_what_a_download_needs(
         plan = screen_text(app, "#plan")
         assert MODEL in plan and "CPU only" in plan and "4,096 tokens" in plan and "why" in plan
         weights = screen_text(app, "#weights")
-        assert "168.6 KiB to download" in weights and "free on that disk" in weights
+        assert "168.6 KiB, to download" in weights and "free on that disk" in weights
         assert "from main, then mirror" in weights
         assert "Download 168.6 KiB and start" in str(screen.query_one("#start", Button).label)
         assert screen.query_one("#context", Select).disabled  # --context was given
@@ -133,6 +134,9 @@ async def test_cancel_keeps_the_partial_and_start_resumes_it(
         kept = part.stat().st_size
         assert 0 < kept < big.stat().st_size
         assert "is here from an earlier download: it resumes" in screen_text(app, "#weights")
+        start = app.screen.query_one("#start", Button)
+        await wait_for(pilot, lambda: start.display and start.region.width > 0, 5, "Start")
+        await pilot.pause()  # laid out again before the click lands
         await pilot.click("#start")
         await wait_for(pilot, lambda: not on_first_run(app), 30, "the resumed download")
         banner = app.query_one(LoadingBanner)
@@ -195,3 +199,22 @@ async def test_a_failed_load_stays_on_screen_with_what_to_do(tmp_path: Path) -> 
         await wait_for(pilot, lambda: banner.has_class("-failed"), 5, "the failure")
         text = str(banner.query_one("#load-what").render())
         assert "not enough memory" in text and "--cpu-moe 4" in text
+        assert "the model is not loaded" in str(app.query_one(StatusBar).render())
+        await send_and_wait(pilot, "hello?")  # tries to load again, and fails again
+        assert banner.has_class("-failed") and banner.query_one("#load-bar").display is False
+        assert "not enough memory" in str(banner.query_one("#load-what").render())
+        assert "the model is not loaded" in str(app.query_one(StatusBar).render())
+
+
+@run_async
+async def test_the_keyboard_reaches_every_choice(tmp_path: Path, cat: Catalog) -> None:
+    app = first_run_app(tmp_path, setup_for(cat))
+    async with app.run_test(size=(100, 50)) as pilot:
+        await wait_for(pilot, lambda: on_first_run(app), what="the first-run screen")
+        assert app.focused is not None and app.focused.id == "start"
+        await pilot.press("shift+tab")
+        assert app.focused is not None and app.focused.id == "effort"
+        await pilot.press("enter", "down", "enter")  # open the list, one down, choose
+        await wait_for(pilot, lambda: app.screen.choices.effort == "high", 5, "effort high")
+        await pilot.press("tab", "tab")
+        assert app.focused is not None and app.focused.id == "quit"

@@ -101,9 +101,22 @@ async def test_regenerate_and_edit_the_last_message(tmp_path: Path) -> None:
         ]
         await pilot.press("ctrl+l")
         await pilot.pause()
-        assert history.messages(app.chat_id or 0) == []
         assert app.query_one("ChatInput").text == "question"
-        assert not app.query(ReplyView)
+        assert len(history.messages(app.chat_id or 0)) == 2  # nothing goes before the resend
+        await pilot.press("escape")  # changed my mind: both stay, the box empties
+        assert app.query_one("ChatInput").text == "" and len(app.query(ReplyView)) == 1
+        assert len(history.messages(app.chat_id or 0)) == 2
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        backend.script = reply("r", "third answer")
+        await send(pilot, "question, better put")  # the old exchange goes, so count nothing
+        last = lambda: history.messages(app.chat_id or 0)[-1]  # noqa: E731
+        await wait_for(pilot, lambda: not app.busy and last().content == "third answer")
+        assert [m.content for m in history.messages(app.chat_id or 0)] == [
+            "question, better put",
+            "third answer",
+        ]
+        assert len(app.query(ReplyView)) == 1
 
 
 @run_async

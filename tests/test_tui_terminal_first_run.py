@@ -90,8 +90,8 @@ def test_first_run_in_a_real_terminal(
         _until(lambda: "Welcome to gptoss-local" in _pane(session), "the first-run screen")
         assert "to download into" in _pane(session) and "Download" in _pane(session)
         subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
-        # "·  llamacpp  ·": the status bar (the plan on the first-run screen names it too)
-        _until(lambda: "·  llamacpp  ·" in _pane(session), "the download and the load", 90)
+        # "·  llamacpp": the status bar (the plan on the first-run screen names it too)
+        _until(lambda: "·  llamacpp" in _pane(session), "the download and the load", 90)
         subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
         _until(lambda: "tok/s" in _pane(session), "the reply's stats in the status bar")
         _quit(session, marker)
@@ -104,7 +104,7 @@ def test_first_run_in_a_real_terminal(
     session += "-again"
     _start(session, env, marker)
     try:  # the second run asks nothing: the chat screen loads the remembered model
-        _until(lambda: "·  llamacpp  ·" in _pane(session), "the chat with the model loaded")
+        _until(lambda: "·  llamacpp" in _pane(session), "the chat with the model loaded")
         assert "Welcome to gptoss-local" not in _pane(session)
         _quit(session, marker)
     finally:

@@ -33,14 +33,26 @@ def spec_for_file(path: Path, catalog: Catalog) -> ModelSpec:
         license=str(info.metadata.get("general.license", "unknown")),
         ollama_tag="",
         files=(ModelFile(path.name, total, "0" * 64),),
-        shape=_shape(info.metadata, info.array_lengths.get("tokenizer.ggml.tokens", 0)),
+        shape=_shape(path, info.metadata, info.array_lengths.get("tokenizer.ggml.tokens", 0)),
     )
 
 
-def _shape(meta: dict, vocab: int) -> Shape:
+REQUIRED = ("block_count", "embedding_length", "attention.head_count", "attention.head_count_kv",
+            "expert_count", "expert_used_count", "expert_feed_forward_length")  # fmt: skip
+
+
+def _shape(path: Path, meta: dict, vocab: int) -> Shape:
     def get(key: str, default: int = 0) -> int:
         value = meta.get(f"{_ARCH}.{key}", default)
         return int(value) if isinstance(value, (int, float)) else default
+
+    missing = [f"{_ARCH}.{key}" for key in REQUIRED if get(key) <= 0]
+    if missing:
+        raise BackendError(
+            f"{path.name} is marked as gpt-oss but lacks {', '.join(missing)}: it is not a "
+            "complete gpt-oss model (a damaged or different file); download it again",
+            kind="bad_file",
+        )
 
     layers, hidden = get("block_count"), get("embedding_length")
     heads, kv_heads = get("attention.head_count"), get("attention.head_count_kv")

@@ -110,6 +110,7 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
             self.notify("A reply is still being written: wait, or press Esc to stop it.")
             return
         try:
+            await self.replace_edited()
             if self.chat_id is None:
                 info = self.query_one(StatusBar).info
                 self.chat_id = self.history.create_chat(
@@ -129,6 +130,8 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
         self._sent.append(text)
         await self.query_one(ChatLog).mount(UserMessage(text))
         self._show_status()  # the chat's title comes from its first message
+        if self.query_one(Sidebar).display:
+            self.refresh_sidebar()  # a new chat, or this one moved to the top
         await self._start_reply(self.chat_id)
 
     async def _start_reply(self, chat_id: int) -> None:
@@ -180,9 +183,11 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
     # --- actions -------------------------------------------------------------------------------
 
     def action_stop(self) -> None:
-        """Stop the reply being written; the backend ends it and it is saved as stopped."""
+        """Stop the reply being written (saved as stopped), or cancel an edit (Ctrl+L)."""
         if self._cancel is not None:
             self._cancel.set()
+        else:
+            self.cancel_edit()
 
     async def action_quit(self) -> None:
         """Stop any reply (so the worker thread ends) and quit."""

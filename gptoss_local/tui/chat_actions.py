@@ -31,6 +31,7 @@ class ChatActions(_Base):
     history: History
     chat_id: int | None
     instructions: str  # of a new chat not yet saved; a saved chat keeps its own
+    editing: int | None = None  # the user message being edited (Ctrl+L), until sent or Esc
 
     @property
     def busy(self) -> bool:
@@ -61,17 +62,36 @@ class ChatActions(_Base):
         await self._start_reply(self.chat_id)
 
     async def action_edit_last(self) -> None:
-        """Take back the last user message (and what followed) into the input box."""
+        """Put the last user message into the input box to edit; sending it replaces the old
+        message and what followed, Esc keeps them (nothing is deleted before that)."""
         if not self._idle() or self.chat_id is None:
             return
         users = [m for m in self.history.messages(self.chat_id) if m.role == "user"]
         if not users:
             return
-        self.history.delete_from(users[-1].id)
-        await self._render_chat()
+        self.editing = users[-1].id
         box = self.query_one(ChatInput)
         box.text = users[-1].content
+        box.move_cursor(box.document.end)
         box.focus()
+        self.notify("Editing your last message: Enter sends it in place of the old one and its "
+                    "reply; Esc keeps them.", timeout=6)  # fmt: skip
+
+    async def replace_edited(self) -> None:
+        """The edited message is being sent: the old one and what followed go now."""
+        editing, self.editing = self.editing, None
+        if editing is not None and self.chat_id is not None:
+            self.history.delete_from(editing)
+            await self._render_chat()
+
+    def cancel_edit(self) -> bool:
+        """Esc while editing: keep the old message, empty the box. False when not editing."""
+        if self.editing is None:
+            return False
+        self.editing = None
+        self.query_one(ChatInput).clear()
+        self.notify("Edit cancelled: your message and its reply are kept.", timeout=3)
+        return True
 
     async def action_new_chat(self) -> None:
         """Start an empty chat (created in the history when the first message is sent)."""
@@ -81,7 +101,7 @@ class ChatActions(_Base):
         """Show the chat `chat_id` (None: a new one) in the log."""
         if not self._idle():
             return
-        self.chat_id, self.instructions = chat_id, ""
+        self.chat_id, self.instructions, self.editing = chat_id, "", None
         await self._render_chat()
         self.refresh_sidebar()
         self.query_one(ChatInput).focus()

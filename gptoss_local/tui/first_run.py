@@ -43,6 +43,7 @@ class FirstRunScreen(Screen[Ready | None]):
     FirstRunScreen .choice { width: 1fr; height: auto; padding-right: 1; }
     FirstRunScreen #problem { color: $error; padding: 0 2; }
     FirstRunScreen #download-box { height: auto; padding: 0 2; }
+    FirstRunScreen #download-note { color: $text-warning; }
     FirstRunScreen .buttons { height: auto; margin-top: 1; }
     FirstRunScreen Button { margin-right: 2; }
     """
@@ -92,6 +93,7 @@ class FirstRunScreen(Screen[Ready | None]):
             with Vertical(id="download-box"):
                 yield ProgressBar(id="download-bar", show_eta=False)
                 yield Static(id="download-line", markup=False)
+                yield Static(id="download-note", markup=False)
             yield Static(id="problem", markup=False)
             with Horizontal(classes="buttons"):
                 yield Button("Start", id="start", variant="primary")
@@ -106,6 +108,10 @@ class FirstRunScreen(Screen[Ready | None]):
         select: Select[Any] = Select(options, value=value, allow_blank=False, id=name)
         select.disabled = fixed
         return Vertical(Label(label), select, classes="choice")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc cancels only a download that is running (and shows in the footer only then)."""
+        return action != "cancel_download" or self.downloading
 
     def on_mount(self) -> None:
         self.query_one("#download-box").display = False
@@ -201,7 +207,9 @@ class FirstRunScreen(Screen[Ready | None]):
     def _begin_download(self, weights: Weights) -> None:
         self._cancel = threading.Event()
         self._problem("")
+        self.query_one("#download-note", Static).update("")
         self._set_busy(True)
+        self.refresh_bindings()
         bar = self.query_one("#download-bar", ProgressBar)
         bar.update(total=weights.spec.total_bytes, progress=weights.on_disk)
         self._download(weights, self._cancel)
@@ -209,9 +217,13 @@ class FirstRunScreen(Screen[Ready | None]):
     @work(thread=True, group="download", exit_on_error=False)
     def _download(self, weights: Weights, cancel: threading.Event) -> None:
         app = self.app
+
+        def notice(text: str) -> None:  # retries and source switches, as they happen
+            app.call_from_thread(self.query_one("#download-note", Static).update, text)
+
         try:
             self.setup.download(weights.spec, lambda p: app.call_from_thread(self._progress, p),
-                                cancel)  # fmt: skip
+                                cancel, notice)  # fmt: skip
         except PullCancelled as exc:
             app.call_from_thread(self._download_ended, str(exc), False)
         except StoreError as exc:
@@ -229,6 +241,7 @@ class FirstRunScreen(Screen[Ready | None]):
 
     def _download_ended(self, message: str, done: bool) -> None:
         self._cancel = None
+        self.refresh_bindings()
         self._set_busy(False)
         self.weights = self.setup.weights(self.plan)
         self._show()

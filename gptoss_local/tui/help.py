@@ -46,7 +46,7 @@ class HelpScreen(ModalScreen[None]):
         width: 96; max-width: 100%; height: auto; max-height: 90%; padding: 0 2;
         border: thick $primary; background: $surface;
     }
-    HelpScreen DataTable { height: auto; }
+    HelpScreen DataTable { height: 1fr; }
     HelpScreen Label { margin: 1 0; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [

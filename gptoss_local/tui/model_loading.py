@@ -12,6 +12,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from gptoss_local.backends.base import Backend, BackendError, GenerationSettings
+from gptoss_local.tui.actions import ACTIONS
 from gptoss_local.tui.first_run import FirstRunScreen
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.messages import BackendLoaded
@@ -27,7 +28,9 @@ else:
     _Base = object
 
 
-FIRST_RUN_ACTIONS = ("quit", "interrupt", "command_palette", "help", "cancel_download")
+# The chat's actions that make no sense before there is a chat (Textual's own, like moving the
+# focus with Tab, stay allowed).
+CHAT_ONLY_ACTIONS = {action for _id, _key, action, _label, _help in ACTIONS} - {"quit", "help"}
 
 
 class ModelLoading(_Base):
@@ -44,8 +47,8 @@ class ModelLoading(_Base):
     _quitting: threading.Event
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """On the first-run screen only quitting, help and the palette make sense."""
-        return action in FIRST_RUN_ACTIONS or not isinstance(self.screen, FirstRunScreen)
+        """On the first-run screen the chat's own actions are off (and out of the footer)."""
+        return action not in CHAT_ONLY_ACTIONS or not isinstance(self.screen, FirstRunScreen)
 
     def start_model(self) -> None:
         """Ask the first-run questions if there are any, else load at once."""
@@ -64,8 +67,7 @@ class ModelLoading(_Base):
             status = self.query_one(StatusBar)
             status.effort = self.effort
             status.refresh_text()
-        self.show_plan_warnings(ready.warnings)
-        self._load_backend()
+        self._load_backend()  # the plan's warnings were on the screen just now: no toast
 
     def show_plan_warnings(self, warnings: tuple[str, ...]) -> None:
         """Say what the plan warned about, once, without hiding the chat."""
@@ -81,7 +83,14 @@ class ModelLoading(_Base):
                     raise BackendError("no model is chosen yet: finish the first-run screen")
                 banner = self.query_one(LoadingBanner)
                 self.call_from_thread(banner.start, self.model_name)
-                self._backend = self._factory(self._load_progress)
+                self.call_from_thread(self._status_note, f"loading {self.model_name}…")
+                try:
+                    self._backend = self._factory(self._load_progress)
+                except Exception as exc:  # the banner says why until the next attempt
+                    if not self._quitting.is_set():
+                        self.call_from_thread(banner.failed, str(exc))
+                        self.call_from_thread(self._status_note, "the model is not loaded")
+                    raise
                 self.post_message(BackendLoaded(self._backend.info()))
             return self._backend
 
@@ -103,17 +112,21 @@ class ModelLoading(_Base):
     def _load_in_thread(self) -> None:
         try:
             self.backend()
-        except Exception as exc:  # shown now; the next send tries to load again
+        except Exception as exc:  # in the banner now; the next send tries to load again
             if self._quitting.is_set():
                 return
             text, title = str(exc), "Cannot load the model"
-            self.call_from_thread(self.query_one(LoadingBanner).failed, text)
             self.call_from_thread(self.notify, text, title=title, severity="error", markup=False)
 
     def on_backend_loaded(self, message: BackendLoaded) -> None:
         self.query_one(LoadingBanner).loaded()
         status = self.query_one(StatusBar)
-        status.info = message.info
+        status.info, status.waiting = message.info, ""
+        status.refresh_text()
+
+    def _status_note(self, text: str) -> None:
+        status = self.query_one(StatusBar)
+        status.waiting = text
         status.refresh_text()
 
     def close_backend(self) -> None:

@@ -35,7 +35,7 @@ class Sidebar(Vertical):
     """The search box above the list of chats; the app lists them again as the search changes."""
 
     DEFAULT_CSS = """
-    Sidebar { width: 32; dock: left; height: 1fr; }
+    Sidebar { width: 32; max-width: 40%; dock: left; height: 1fr; margin-top: 1; }
     Sidebar Input { margin: 0; }
     """
 

@@ -1,4 +1,8 @@
-"""The status bar: model, backend, placement, VRAM in use, effort, context, last reply's speed."""
+"""The status bar: model, context use, the last reply's speed, effort, placement, VRAM, backend.
+
+Ordered by how often people look: a narrow terminal cuts the end of the line, so the figures
+that change with every reply come right after the model's name.
+"""
 
 from __future__ import annotations
 
@@ -25,26 +29,28 @@ class StatusBar(Static):
         self.effort = effort
         self.vram: VramUse | None = None  # live, from `LiveVram`; None without a GPU
         self.note = ""
+        self.waiting = ""  # instead of the model until it is loaded ("" says loading)
 
     def refresh_text(self) -> None:
         """Render the bar from the current facts."""
-        parts: list[str] = []
-        if self.info is not None:
-            parts += [self.info.model, self.info.backend, self.info.placement]
-        else:
-            parts.append("loading the model…")
-        if self.vram is not None:  # also while loading: the user sees the model arrive
-            parts.append(self.vram.text())
-        parts.append(f"effort {self.effort}")
-        size = self.stats.context_size if self.stats and self.stats.context_size else 0
-        size = size or (self.info.context_size if self.info else 0)
-        used = self.stats.context_used if self.stats else 0
+        info, stats = self.info, self.stats
+        parts = [info.model if info else (self.waiting or "loading the model…")]
+        size = stats.context_size if stats and stats.context_size else 0
+        size = size or (info.context_size if info else 0)
+        used = stats.context_used if stats else 0
         if size:
             parts.append(f"context {used:,}/{size:,}")
-        if self.stats and self.stats.ttft_seconds is not None:
-            parts.append(f"TTFT {self.stats.ttft_seconds:.2f}s")
-        if self.stats and self.stats.decode_tokens_per_second:
-            parts.append(f"{self.stats.decode_tokens_per_second:.0f} tok/s")
+        if stats and stats.ttft_seconds is not None:
+            parts.append(f"TTFT {stats.ttft_seconds:.2f}s")
+        if stats and stats.decode_tokens_per_second:
+            parts.append(f"{stats.decode_tokens_per_second:.0f} tok/s")
+        parts.append(f"effort {self.effort}")
+        if info is not None:
+            parts.append(info.placement)
+        if self.vram is not None:  # also while loading: the user sees the model arrive
+            parts.append(self.vram.text())
+        if info is not None:
+            parts.append(info.backend)
         near = bool(size) and used >= WARN_FRACTION * size
         if near:  # first, so that a narrow terminal still shows it
             parts.insert(0, "⚠ context nearly full: start a new chat")

@@ -125,6 +125,8 @@ class ReplyView(Vertical, can_focus=True):
         box.display = bool(self.reasoning_text)
         if not self.answering:
             box.collapsed = not self.keep_open
+        if not note and not self.answer_text.strip():
+            note = "no answer: the model only reasoned" if self.reasoning_text else "no answer"
         label = self.query_one(".note", Static)
         label.update(note)
         label.display = bool(note)
