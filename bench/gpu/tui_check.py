@@ -1,9 +1,9 @@
-"""The chat TUI on a real GPU, driven headless: load with progress, live VRAM, two turns.
+"""The chat TUI on a real GPU, driven headless: load with progress, live VRAM, four turns.
 
 What `gptoss-local chat --model-path MODEL` does, through the same `first_run.Setup` and app,
 with Textual's test pilot pressing the keys: the model loads inside the app (progress reports
-counted), NVML's VRAM use shows in the status bar, and two messages are sent (the second reuses
-the first's prefix). Replies are capped at 128 tokens with the end tokens banned, since the
+counted), NVML's VRAM use shows in the status bar, and four messages are sent (later ones reuse
+the earlier prefix). Replies are capped at 256 tokens with the end tokens banned, since the
 synthetic model's random weights would otherwise stop anywhere.
 
 Run: python bench/gpu/tui_check.py MODEL --out OUT   (writes OUT/tui.json and OUT/tui.svg)
@@ -29,7 +29,12 @@ from gptoss_local.tui.app import ChatApp, make_app
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ReplyView
 
-PROMPTS = ("Write a short story about a lighthouse keeper.", "Now make it a poem.")
+PROMPTS = (
+    "Write a short story about a lighthouse keeper.",
+    "Now make it a poem.",
+    "And a haiku.",
+    "One more, about the sea.",
+)
 END_TOKENS = ("<|return|>", "<|call|>", "<|endoftext|>")
 
 
@@ -50,7 +55,7 @@ async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]
         result["load_seconds"] = round(time.monotonic() - started, 2)
         backend = app._backend
         ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in END_TOKENS)  # type: ignore[union-attr]
-        app.generation = replace(app.generation, max_tokens=128, logit_bias=ban)
+        app.generation = replace(app.generation, max_tokens=256, logit_bias=ban)
         await pilot.pause(2.5)  # one VRAM poll after the load
         for prompt in PROMPTS:
             before = len(app.query(ReplyView))
@@ -81,7 +86,17 @@ def main() -> None:
     parser.add_argument("model", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--context", type=int, default=8192)
+    parser.add_argument("--switch-interval", type=float, default=None,
+                        help="sys.setswitchinterval for the run (default 0.005 s)")  # fmt: skip
+    parser.add_argument("--batch-interval", type=float, default=None,
+                        help="seconds between UI updates (pump.BATCH_INTERVAL)")  # fmt: skip
     args = parser.parse_args()
+    if args.switch_interval:
+        sys.setswitchinterval(args.switch_interval)
+    if args.batch_interval:
+        from gptoss_local.tui import pump
+
+        pump.BATCH_INTERVAL = args.batch_interval
     args.out.mkdir(parents=True, exist_ok=True)
     chat_args = argparse.Namespace(
         model=None, context=args.context, effort="low", backend=None, cpu_moe=None,
@@ -107,6 +122,10 @@ def main() -> None:
             result = asyncio.run(drive(app, args.out, reports))
         finally:
             app.close_backend()
+    from gptoss_local.tui import pump
+
+    result["switch_interval"] = sys.getswitchinterval()
+    result["batch_interval"] = pump.BATCH_INTERVAL
     result["plan"] = {"placement": plan.placement, "context": plan.context,
                       "gpu_layers": plan.gpu_layers}  # fmt: skip
     (args.out / "tui.json").write_text(json.dumps(result, indent=2))

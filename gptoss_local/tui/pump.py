@@ -27,15 +27,17 @@ from gptoss_local.session.history import History
 from gptoss_local.tui.messages import ReplyFailed, ReplyFinished, ReplyStreamed
 
 Post = Callable[[Message], object]
+BATCH_INTERVAL = 0.05  # seconds between UI updates of a streaming reply
 
 
 class Batcher:
     """Collects text deltas and posts them together at most every `interval` seconds."""
 
     def __init__(
-        self, post: Post, interval: float = 0.05, clock: Callable[[], float] = time.monotonic
+        self, post: Post, interval: float | None = None, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self._post, self._interval, self._clock = post, interval, clock
+        self._post, self._clock = post, clock
+        self._interval = BATCH_INTERVAL if interval is None else interval
         self._reasoning: list[str] = []
         self._answer: list[str] = []
         self._last = float("-inf")  # so the first delta goes out at once (visible TTFT)
