@@ -83,7 +83,7 @@ async def measure(rate: int, seconds: float) -> dict[str, float]:
         os.environ["GPTOSS_LOCAL_HOME"] = folder
         history = open_history(Path(folder))
         backend = ScriptedBackend(script(int(rate * seconds)), delay=1 / rate)
-        app = MeteredApp(history, lambda: backend, _generation(), "medium", None)
+        app = MeteredApp(history, lambda _progress: backend, _generation(), "medium", None)
         app.frames, app.batches = [], []
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("h", "i")

@@ -83,3 +83,29 @@ def test_bench_command_json(isolated_home: Path, tiny_gguf: Path) -> None:
     assert all(
         r["generated_tokens"] == 16 and r["decode_tokens_per_second"] > 0 for r in doc["results"]
     )
+
+
+def test_the_tui_stream_benchmark_runs(tmp_path: Path) -> None:
+    """bench/tui_stream.py, briefly: it drives the real app, so an API change must break here."""
+    done = subprocess.run(
+        [sys.executable, "bench/tui_stream.py", "--rates", "500", "--seconds", "0.3",
+         "--out", str(tmp_path / "out.txt")],
+        cwd=GPU_BENCH.parent.parent, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "UI lag" in (tmp_path / "out.txt").read_text()
+
+
+def test_the_gpu_tui_check_runs_on_the_cpu(
+    tiny_gguf: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, str(GPU_BENCH / "tui_check.py"), str(tiny_gguf), "--out", str(tmp_path),
+         "--context", "2048"],
+        capture_output=True, text=True, timeout=180, env={**os.environ},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads((tmp_path / "tui.json").read_text())
+    assert len(result["turns"]) == 4 and result["load_fractions_increasing"]
+    assert all(t["decode_tokens_per_second"] > 0 for t in result["turns"])
+    assert result["switch_interval"] == 0.0005 and result["batch_interval"] == 0.2

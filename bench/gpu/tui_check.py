@@ -53,6 +53,7 @@ async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]
         status = app.query_one(StatusBar)
         await _until(pilot, lambda: status.info is not None, 600, "the model to load")
         result["load_seconds"] = round(time.monotonic() - started, 2)
+        result["switch_interval"] = sys.getswitchinterval()  # as the running app set it
         backend = app._backend
         ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in END_TOKENS)  # type: ignore[union-attr]
         app.generation = replace(app.generation, max_tokens=256, logit_bias=ban)
@@ -87,15 +88,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--context", type=int, default=8192)
     parser.add_argument("--switch-interval", type=float, default=None,
-                        help="sys.setswitchinterval for the run (default 0.005 s)")  # fmt: skip
+                        help="GIL switch interval in the app (pump.SWITCH_INTERVAL)")  # fmt: skip
     parser.add_argument("--batch-interval", type=float, default=None,
                         help="seconds between UI updates (pump.BATCH_INTERVAL)")  # fmt: skip
     args = parser.parse_args()
-    if args.switch_interval:
-        sys.setswitchinterval(args.switch_interval)
-    if args.batch_interval:
-        from gptoss_local.tui import pump
+    from gptoss_local.tui import pump
 
+    if args.switch_interval:  # the app sets it while it runs, from pump
+        pump.SWITCH_INTERVAL = args.switch_interval
+    if args.batch_interval:
         pump.BATCH_INTERVAL = args.batch_interval
     args.out.mkdir(parents=True, exist_ok=True)
     chat_args = argparse.Namespace(
@@ -122,9 +123,6 @@ def main() -> None:
             result = asyncio.run(drive(app, args.out, reports))
         finally:
             app.close_backend()
-    from gptoss_local.tui import pump
-
-    result["switch_interval"] = sys.getswitchinterval()
     result["batch_interval"] = pump.BATCH_INTERVAL
     result["plan"] = {"placement": plan.placement, "context": plan.context,
                       "gpu_layers": plan.gpu_layers}  # fmt: skip

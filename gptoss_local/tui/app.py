@@ -7,6 +7,7 @@ between tokens, so the partial reply is kept and saved as "stopped".
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterable
 from functools import partial
@@ -30,7 +31,7 @@ from gptoss_local.tui.live_vram import LiveVram
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.messages import ReplyFailed, ReplyFinished, ReplyStreamed
 from gptoss_local.tui.model_loading import ModelLoading
-from gptoss_local.tui.pump import run_reply, with_effort
+from gptoss_local.tui.pump import favour_the_engine_thread, run_reply, with_effort
 from gptoss_local.tui.quitting import QuitKeys
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
@@ -68,6 +69,7 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
         self._backend: Backend | None = None
         self._backend_lock = threading.Lock()
         self._quitting = threading.Event()
+        self._switch_interval = sys.getswitchinterval()
         self._cancel: threading.Event | None = None
         self._reply: ReplyView | None = None
         self._sent: list[str] = []  # the messages sent in this session, for input history
@@ -87,11 +89,15 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
         yield Footer()
 
     async def on_mount(self) -> None:
+        self._switch_interval = favour_the_engine_thread()
         self.query_one(ChatLog).anchor()
         await self._render_chat()
         self.query_one(ChatInput).focus()
         self.start_vram()
         self.start_model()
+
+    def on_unmount(self) -> None:
+        sys.setswitchinterval(self._switch_interval)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

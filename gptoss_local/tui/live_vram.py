@@ -66,7 +66,10 @@ class LiveVram(_Base):
         if message.use is None and self._vram_timer is not None:
             self._vram_timer.stop()
             self._vram_timer = None
-        status = self.query_one(StatusBar)
+        bars = self.query(StatusBar)
+        if not bars:  # a read that lands while the app is closing
+            return
+        status = bars.first()
         if status.vram != message.use:
             status.vram = message.use
             status.refresh_text()

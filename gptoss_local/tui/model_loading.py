@@ -119,12 +119,16 @@ class ModelLoading(_Base):
             self.call_from_thread(self.notify, text, title=title, severity="error", markup=False)
 
     def on_backend_loaded(self, message: BackendLoaded) -> None:
+        if not self.query(LoadingBanner):  # loaded just as the app closed
+            return
         self.query_one(LoadingBanner).loaded()
         status = self.query_one(StatusBar)
         status.info, status.waiting = message.info, ""
         status.refresh_text()
 
     def _status_note(self, text: str) -> None:
+        if not self.query(StatusBar):
+            return
         status = self.query_one(StatusBar)
         status.waiting = text
         status.refresh_text()
