@@ -94,7 +94,9 @@ async def test_delete_asks_first(tmp_path: Path) -> None:
         assert [c.id for c in history.list_chats()] == [dogs, cats]
         await pilot.press("f8")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
-        await pilot.press("y")
+        await pilot.press("right")  # from the safe Cancel to Delete, then Enter
+        assert app.focused is not None and app.focused.id == "yes"
+        await pilot.press("enter")
         await wait_for(pilot, lambda: app.chat_id is None, what="the chat to go")
         assert [c.id for c in history.list_chats()] == [dogs]
         assert not app.query(UserMessage)

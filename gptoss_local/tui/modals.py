@@ -54,6 +54,8 @@ class ConfirmScreen(ModalScreen[bool]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "answer(False)", "No", id="confirm_no"),
         Binding("y", "answer(True)", "Yes", id="confirm_yes"),
+        Binding("left", "app.focus_previous", show=False, id="confirm_left"),
+        Binding("right", "app.focus_next", show=False, id="confirm_right"),
     ]
 
     def __init__(self, question: str) -> None:
