@@ -159,16 +159,11 @@ class Setup:
         with --model-path, the Ollama backend, or no model fits)."""
         if self.model_path is not None or plan.backend == "ollama" or plan.model is None:
             return None
-        from gptoss_local.store.layout import file_paths
-        from gptoss_local.store.pull import free_bytes, ordered_sources
+        from gptoss_local.store.pull import bytes_on_disk, free_bytes, ordered_sources
 
         spec = self.catalog.model(plan.model)
         folder = paths.models_dir()
-        on_disk = 0
-        for file in spec.files:
-            fp = file_paths(file.name, folder)
-            final, part = _size(fp.final), _size(fp.part)
-            on_disk += file.bytes if final == file.bytes else min(part, file.bytes)
+        on_disk = bytes_on_disk(spec, folder)
         sources = ordered_sources(self.catalog, None, self.settings.source)
         return Weights(
             spec=spec,
@@ -259,10 +254,3 @@ class Setup:
         if plan.model is None:
             raise WishError("no model fits this machine:\n" + "\n".join(plan.warnings))
         return self.catalog.model(plan.model).ollama_tag
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0

@@ -120,7 +120,7 @@ def pull_model(
     if offline:
         _refuse_if_missing(spec, fps, options, folder, offline)
     _check_disk(spec, fps, options, folder)
-    overall = Meter(progress, "download", spec.name, spec.total_bytes, _on_disk(spec, fps))
+    overall = Meter(progress, "download", spec.name, spec.total_bytes, bytes_on_disk(spec, folder))
     outcomes = []
     try:
         paths.ensure_dir(folder)
@@ -169,10 +169,11 @@ def _pull_one(
         return reused or download_file(task, sources, options.policy, offline)
 
 
-def _on_disk(spec: ModelSpec, fps: list[FilePaths]) -> int:
-    """Bytes of the model already on disk: finished files of the right size and partials."""
+def bytes_on_disk(spec: ModelSpec, folder: Path) -> int:
+    """Bytes of the model already in `folder`: finished files of the right size and partials."""
     total = 0
-    for file, fp in zip(spec.files, fps, strict=True):
+    for file in spec.files:
+        fp = file_paths(file.name, folder)
         final = _size(fp.final)
         total += file.bytes if final == file.bytes else min(_size(fp.part) or 0, file.bytes)
     return total
