@@ -7,7 +7,7 @@ from typing import Any
 from gptoss_local import __version__, paths
 from gptoss_local.engine import EngineStatus
 from gptoss_local.hardware import Hardware
-from gptoss_local.plan_text import gib
+from gptoss_local.plan_text import gib, speed_range
 from gptoss_local.planner import Plan
 
 _PLACEMENT = {
@@ -98,13 +98,9 @@ def plan_lines(plan: Plan) -> list[str]:
         lines.append(f"  memory     about {vram}{gib(plan.est_ram)} RAM")
     if plan.speed:
         lines.append(
-            f"  speed      {_speed_range(plan.speed.low, plan.speed.high)} tokens/s "
+            f"  speed      {speed_range(plan.speed.low, plan.speed.high)} tokens/s "
             f"({plan.speed.basis})"
         )
     lines.append("  why")
     lines += [f"    - {reason}" for reason in plan.reasons]
     return lines
-
-
-def _speed_range(low: float, high: float) -> str:
-    return f"about {low:g}" if low == high else f"{low:g}–{high:g}"

@@ -14,6 +14,11 @@ if TYPE_CHECKING:
     from gptoss_local.planner import Plan
 
 
+def speed_range(low: float, high: float) -> str:
+    """'150–220', or 'about 400' when both ends are the same."""
+    return f"about {low:g}" if low == high else f"{low:g}–{high:g}"
+
+
 def gib(value: float) -> str:
     """Bytes as GiB with one decimal, e.g. '11.3 GiB'."""
     return f"{value / GIB:.1f} GiB"
@@ -34,7 +39,7 @@ def describe_choice(
     reasons.append(_placement_line(plan, spec, hardware))
     if plan.fits and plan.speed:
         reasons.append(
-            f"Expected decode speed: {plan.speed.low:g}–{plan.speed.high:g} tokens/s "
+            f"Expected decode speed: {speed_range(plan.speed.low, plan.speed.high)} tokens/s "
             f"({plan.speed.basis})."
         )
     if not plan.fits:

@@ -109,6 +109,12 @@ async def test_the_status_bar_warns_near_the_context_limit(tmp_path: Path) -> No
         backend.context_used = 7900
         await send_and_wait(pilot, "longer")
         assert "nearly full" in str(status.render()) and status.has_class("-warning")
+        chat = app.chat_id
+        await pilot.press("ctrl+n")  # a new chat has no figures of its own yet
+        await wait_for(pilot, lambda: "TTFT" not in str(status.render()), what="a clean bar")
+        assert "context 0/8,192" in str(status.render()) and not status.has_class("-warning")
+        await app.open_chat(chat)  # back: its last reply's figures
+        assert "context 7,900/8,192" in str(status.render())
 
 
 @run_async

@@ -141,7 +141,7 @@ async def test_cancel_keeps_the_partial_and_start_resumes_it(
         await wait_for(pilot, lambda: not on_first_run(app), 30, "the resumed download")
         banner = app.query_one(LoadingBanner)
         await wait_for(pilot, lambda: banner.has_class("-failed"), 30, "the load failure")
-        assert "Send a message to try again" in str(banner.query_one("#load-what").render())
+        assert "F9 chooses another model" in str(banner.query_one("#load-what").render())
     assert http_server.hits[-1].start == kept  # the second request resumed
 
 
@@ -218,3 +218,34 @@ async def test_the_keyboard_reaches_every_choice(tmp_path: Path, cat: Catalog) -
         await wait_for(pilot, lambda: app.screen.choices.effort == "high", 5, "effort high")
         await pilot.press("tab", "tab")
         assert app.focused is not None and app.focused.id == "quit"
+
+
+@run_async
+async def test_f9_chooses_again_and_back_keeps_the_model(
+    tmp_path: Path, cat: Catalog, tiny_gguf: Path
+) -> None:
+    paths.ensure_dir(paths.models_dir())
+    (paths.models_dir() / FILE).write_bytes(tiny_gguf.read_bytes())
+    setup = setup_for(cat)
+    choices = setup.initial()
+    ready = setup.ready(choices, setup.plan(choices))
+    app = make_app(open_history(tmp_path), ready=ready, setup=setup,
+                   vram=VramMonitor(FakeNvml([])))  # fmt: skip
+    async with app.run_test(size=(100, 50)) as pilot:
+        status = app.query_one(StatusBar)
+        await wait_for(pilot, lambda: status.info is not None, 60, "the first load")
+        first = app._backend
+        await pilot.press("f9")
+        await wait_for(pilot, lambda: on_first_run(app), what="the set-up screen")
+        assert str(app.screen.query_one("#quit", Button).label) == "Back"
+        await pilot.click("#quit")
+        await wait_for(pilot, lambda: not on_first_run(app), what="back to the chat")
+        assert app._backend is first and status.info is not None
+        await pilot.press("f9")
+        await wait_for(pilot, lambda: on_first_run(app), what="the set-up screen")
+        app.screen.query_one("#effort", Select).value = "high"
+        await pilot.pause()
+        await pilot.click("#start")
+        await wait_for(pilot, lambda: status.info is not None and app._backend is not first, 60,
+                       "the model loaded again")  # fmt: skip
+        assert app.generation.effort == "high" and config.load().effort == "high"

@@ -44,7 +44,7 @@ def run_chat(args: argparse.Namespace) -> int:
             ready = setup.ready(choices, setup.plan(choices))
         from gptoss_local.tui.app import make_app  # textual: imported only for this command
 
-        app = make_app(history, ready=ready, setup=None if ready else setup, chat_id=args.chat)
+        app = make_app(history, ready=ready, setup=setup, chat_id=args.chat)  # setup: for F9
         try:
             app.run()
         finally:

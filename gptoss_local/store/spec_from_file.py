@@ -50,7 +50,7 @@ def _shape(path: Path, meta: dict, vocab: int) -> Shape:
     if missing:
         raise BackendError(
             f"{path.name} is marked as gpt-oss but lacks {', '.join(missing)}: it is not a "
-            "complete gpt-oss model (a damaged or different file); download it again",
+            "complete gpt-oss model (a damaged or a different file)",
             kind="bad_file",
         )
 

@@ -24,6 +24,7 @@ ACTIONS = (
         "Instructions",
         "Edit this chat's instructions (system prompt)",
     ),
+    ("model", "f9", "choose_model", "Model", "Choose the model, context and engine again"),
     ("search", "ctrl+f", "search_chats", "Search", "Search the saved chats"),
     ("rename", "f2", "rename_chat", "Rename", "Rename this chat"),
     ("delete", "f8", "delete_chat", "Delete", "Delete this chat (asks first)"),

@@ -226,6 +226,9 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
         self.query_one(ChatInput).set_past(past if self.chat_id is not None else self._sent)
         if self.chat_id is not None:
             self.effort = self.history.get_chat(self.chat_id).effort
+        # The figures of this chat's last reply (none in a new chat), not of the chat before.
+        replies = [m.stats for m in messages if m.role == "assistant" and m.stats is not None]
+        self.query_one(StatusBar).stats = replies[-1] if replies else None
         self._show_status()
 
     def _show_status(self) -> None:

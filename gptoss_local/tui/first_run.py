@@ -51,9 +51,10 @@ class FirstRunScreen(Screen[Ready | None]):
         Binding("escape", "cancel_download", "Cancel download", id="first_run_cancel"),
     ]
 
-    def __init__(self, setup: Setup) -> None:
+    def __init__(self, setup: Setup, can_go_back: bool = False) -> None:
         super().__init__()
         self.setup = setup
+        self.can_go_back = can_go_back  # opened again from the chat (F9): "Back", not "Quit"
         self.choices = setup.initial()
         self.plan: Plan = setup.plan(self.choices)
         self.weights: Weights | None = setup.weights(self.plan)
@@ -70,8 +71,11 @@ class FirstRunScreen(Screen[Ready | None]):
         models, contexts = self._options()
         self._shown = {"#model": models, "#context": contexts}
         with VerticalScroll():
-            yield Static("Welcome to gptoss-local", classes="heading")
-            yield Static(INTRO, classes="facts")
+            if self.can_go_back:
+                yield Static("Change the model, context or engine", classes="heading")
+            else:
+                yield Static("Welcome to gptoss-local", classes="heading")
+                yield Static(INTRO, classes="facts")
             yield Static("This PC", classes="heading")
             yield Static("\n".join(text.hardware_lines(setup.hardware)), classes="facts",
                          markup=False)  # fmt: skip
@@ -98,7 +102,7 @@ class FirstRunScreen(Screen[Ready | None]):
             with Horizontal(classes="buttons"):
                 yield Button("Start", id="start", variant="primary")
                 yield Button("Cancel download", id="cancel")
-                yield Button("Quit", id="quit")
+                yield Button("Back" if self.can_go_back else "Quit", id="quit")
         yield Footer()
 
     def _choice(
@@ -117,7 +121,7 @@ class FirstRunScreen(Screen[Ready | None]):
         self.query_one("#download-box").display = False
         self.query_one("#cancel").display = False
         self._show()
-        self.query_one("#start", Button).focus()
+        self.query_one("#start", Button).focus(scroll_visible=False)  # the top stays in view
 
     # --- choices -------------------------------------------------------------------------------
 

@@ -68,6 +68,6 @@ class LoadingBanner(Vertical):
         self.query_one("#load-title", Static).update("The model could not be loaded")
         self.query_one("#load-bar", ProgressBar).display = False
         self.query_one("#load-what", Static).update(
-            f"{message}\n\nSend a message to try again, or press Ctrl+Q to quit."
+            f"{message}\n\nF9 chooses another model; sending a message tries again; Ctrl+Q quits."
         )
         self.display = True

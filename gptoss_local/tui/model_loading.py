@@ -51,11 +51,45 @@ class ModelLoading(_Base):
         return action not in CHAT_ONLY_ACTIONS or not isinstance(self.screen, FirstRunScreen)
 
     def start_model(self) -> None:
-        """Ask the first-run questions if there are any, else load at once."""
-        if self._setup is not None:
+        """Ask the first-run questions if nothing is chosen yet, else load at once."""
+        if self._factory is None and self._setup is not None:
             self.push_screen(FirstRunScreen(self._setup), self._setup_done)
         else:
             self._load_backend()
+
+    def action_choose_model(self) -> None:
+        """Open the set-up screen again; starting there replaces the loaded model."""
+        setup = self._setup
+        if setup is None or setup.model_path is not None:
+            self.notify("This chat was started with --model-path FILE: quit and run "
+                        "`gptoss-local chat` to choose a model.", markup=False)  # fmt: skip
+            return
+        if self.busy:
+            self.notify("A reply is being written: wait, or press Esc to stop it.")
+            return
+        self.push_screen(FirstRunScreen(setup, can_go_back=True), self._model_chosen)
+
+    def _model_chosen(self, ready: Ready | None) -> None:
+        if ready is None:  # "Back"
+            return
+        self.generation, self.model_name = ready.generation, ready.model
+        status = self.query_one(StatusBar)
+        status.info = None
+        status.refresh_text()
+        self.run_worker(lambda: self._switch_to(ready.open), thread=True, group="load",
+                        exit_on_error=False)  # fmt: skip
+
+    def _switch_to(self, opener: Opener) -> None:
+        with self._backend_lock:  # the old model goes before the new one takes its memory
+            old, self._backend, self._factory = self._backend, None, opener
+            if old is not None:
+                old.close()
+        self._load_in_thread()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a reply is being written (the app overrides this)."""
+        raise NotImplementedError
 
     def _setup_done(self, ready: Ready | None) -> None:
         if ready is None:  # the user quit on the first-run screen

@@ -18,7 +18,10 @@ class StatusBar(Static):
     """One line of facts about the model and the last reply."""
 
     DEFAULT_CSS = """
-    StatusBar { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
+    StatusBar {
+        height: 1; padding: 0 1; background: $panel; color: $text-muted;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
     StatusBar.-warning { background: $warning-muted; color: $text; }
     """
 

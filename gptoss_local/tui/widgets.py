@@ -26,6 +26,10 @@ MESSAGE_BINDINGS: list[BindingType] = [
 ]
 
 
+NO_ANSWER = "no answer"
+NO_ANSWER_AFTER_REASONING = "no answer: the model only reasoned"
+
+
 class UserMessage(Static, can_focus=True):
     """What the user sent (shown as typed, not as Markdown); focusable, to copy it."""
 
@@ -126,7 +130,7 @@ class ReplyView(Vertical, can_focus=True):
         if not self.answering:
             box.collapsed = not self.keep_open
         if not note and not self.answer_text.strip():
-            note = "no answer: the model only reasoned" if self.reasoning_text else "no answer"
+            note = NO_ANSWER_AFTER_REASONING if self.reasoning_text else NO_ANSWER
         label = self.query_one(".note", Static)
         label.update(note)
         label.display = bool(note)
@@ -230,4 +234,6 @@ def _view_of(message: StoredMessage, keep_open: bool) -> UserMessage | ReplyView
         return UserMessage(message.content)
     notes = {"stopped": "stopped", "partial": "interrupted: Ctrl+R writes it again"}
     note = notes.get(message.status, f"failed: {message.error}" if message.error else "")
+    if not note and not message.content.strip():  # as the live reply said when it ended
+        note = NO_ANSWER_AFTER_REASONING if message.reasoning else NO_ANSWER
     return ReplyView(message.reasoning, message.content, note=note, keep_open=keep_open)
