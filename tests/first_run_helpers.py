@@ -39,6 +39,14 @@ def serve_tiny(server: FileServer, tiny: Path, manifest: Path) -> catalog.Catalo
     return catalog.load(manifest)
 
 
+def install_tiny(tiny: Path) -> None:
+    """Put the tiny model into the models folder as if it had been downloaded."""
+    from gptoss_local import paths
+
+    paths.ensure_dir(paths.models_dir())
+    (paths.models_dir() / FILE).write_bytes(tiny.read_bytes())
+
+
 def chat_args(**given: object) -> argparse.Namespace:
     """`chat`'s parsed command line with only `given` set."""
     names = ("model", "context", "effort", "backend", "cpu_moe", "model_path", "chat")

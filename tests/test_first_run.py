@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from first_run_helpers import FILE, MODEL, machine, serve_tiny, setup_for
+from first_run_helpers import FILE, MODEL, install_tiny, machine, serve_tiny, setup_for
 from http_fixture import Fault, FileServer
 from store_files import gguf_file
 from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
@@ -36,8 +36,7 @@ def test_the_first_run_asks_and_a_remembered_model_with_weights_does_not(
     assert setup.first_run and setup.needs_screen()
     plan = setup.plan(setup.initial())
     assert plan.model == MODEL and plan.placement == "cpu"
-    paths.ensure_dir(paths.models_dir())
-    (paths.models_dir() / FILE).write_bytes(tiny_gguf.read_bytes())
+    install_tiny(tiny_gguf)
     setup.remember(Choices(context=4096, effort="high"), plan)
     saved = config.load()
     assert (saved.model, saved.context, saved.effort) == (MODEL, 4096, "high")
@@ -56,8 +55,7 @@ def test_missing_weights_ask_again_even_after_the_first_run(cat: Catalog) -> Non
 def test_flags_answer_the_questions_and_a_model_file_skips_them(
     cat: Catalog, tiny_gguf: Path
 ) -> None:
-    paths.ensure_dir(paths.models_dir())
-    (paths.models_dir() / FILE).write_bytes(tiny_gguf.read_bytes())
+    install_tiny(tiny_gguf)
     assert not setup_for(cat, model="tiny", effort="low", backend="llamacpp").needs_screen()
     assert setup_for(cat, model="tiny").needs_screen()  # effort and engine still to choose
     assert not setup_for(cat, model_path=tiny_gguf).needs_screen()
@@ -112,8 +110,7 @@ def test_a_cancelled_download_keeps_its_bytes_and_the_next_one_resumes(
 def test_ready_loads_the_real_model_with_progress_and_cpu_sampling(
     cat: Catalog, tiny_gguf: Path
 ) -> None:
-    paths.ensure_dir(paths.models_dir())
-    (paths.models_dir() / FILE).write_bytes(tiny_gguf.read_bytes())
+    install_tiny(tiny_gguf)
     setup = setup_for(cat)
     choices = setup.initial()
     ready = setup.ready(choices, setup.plan(choices))
@@ -131,8 +128,7 @@ def test_ready_loads_the_real_model_with_progress_and_cpu_sampling(
 
 
 def test_a_gpu_plan_samples_on_the_gpu_unless_asked_not_to(cat: Catalog, tiny_gguf: Path) -> None:
-    paths.ensure_dir(paths.models_dir())
-    (paths.models_dir() / FILE).write_bytes(tiny_gguf.read_bytes())
+    install_tiny(tiny_gguf)
     gpu = machine(gpu_gib=16)
     choices = Choices(context=4096)
     plan = setup_for(cat, gpu).plan(choices)

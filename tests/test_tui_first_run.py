@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fake_nvml import FakeNvml
-from first_run_helpers import FILE, MODEL, serve_tiny, setup_for
+from first_run_helpers import FILE, MODEL, install_tiny, serve_tiny, setup_for
 from http_fixture import Fault, FileServer
 from store_files import gguf_file
 from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
@@ -224,8 +224,7 @@ async def test_the_keyboard_reaches_every_choice(tmp_path: Path, cat: Catalog) -
 async def test_f9_chooses_again_and_back_keeps_the_model(
     tmp_path: Path, cat: Catalog, tiny_gguf: Path
 ) -> None:
-    paths.ensure_dir(paths.models_dir())
-    (paths.models_dir() / FILE).write_bytes(tiny_gguf.read_bytes())
+    install_tiny(tiny_gguf)
     setup = setup_for(cat)
     choices = setup.initial()
     ready = setup.ready(choices, setup.plan(choices))
