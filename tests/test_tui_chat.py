@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual.widgets import Markdown
 from tui_helpers import (
+    INFO,
     WAIT,
     ScriptedBackend,
     open_history,
@@ -152,3 +153,17 @@ async def test_ctrl_q_quits(tmp_path: Path) -> None:
     async with app.run_test() as pilot:
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: app._exit, what="the app to exit")
+
+
+@run_async
+async def test_messages_landing_during_teardown_are_ignored(tmp_path: Path) -> None:
+    """A load or a reply that ends while the app closes finds its widgets gone, not an error."""
+    from gptoss_local.tui.messages import BackendLoaded, ReplyFinished
+
+    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+    async with app.run_test() as pilot:
+        await app.query_one(StatusBar).remove()  # what teardown does first, as CI once caught
+        await pilot.pause()
+        app.on_backend_loaded(BackendLoaded(INFO))
+        await app.on_reply_finished(ReplyFinished(None, stopped=True))
+        assert not app.query(StatusBar)

@@ -170,7 +170,10 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
 
     async def on_reply_finished(self, message: ReplyFinished) -> None:
         await self._end_reply("stopped" if message.stopped else "")
-        status = self.query_one(StatusBar)
+        bars = self.query(StatusBar)
+        if not bars:  # the reply was stopped by quitting: the screen is already gone
+            return
+        status = bars.first()
         status.stats = message.stats
         status.refresh_text()
         if message.stats is not None and message.stats.stop_reason == "context_full":

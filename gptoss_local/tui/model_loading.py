@@ -132,7 +132,10 @@ class ModelLoading(_Base):
         """Called on the loading thread; False stops the load (the app is quitting)."""
         if self._quitting.is_set():
             return False
-        banner = self.query_one(LoadingBanner)
+        banners = self.query(LoadingBanner)
+        if not banners:  # the screen is being torn down; the quit check above will stop us
+            return True
+        banner = banners.first()
         if banner.wants(fraction, what):
             try:
                 self.call_from_thread(banner.show_progress, fraction, what)
@@ -153,10 +156,11 @@ class ModelLoading(_Base):
             self.call_from_thread(self.notify, text, title=title, severity="error", markup=False)
 
     def on_backend_loaded(self, message: BackendLoaded) -> None:
-        if not self.query(LoadingBanner):  # loaded just as the app closed
+        banners, bars = self.query(LoadingBanner), self.query(StatusBar)
+        if not banners or not bars:  # loaded while the app was closing: widgets already gone
             return
-        self.query_one(LoadingBanner).loaded()
-        status = self.query_one(StatusBar)
+        banners.first().loaded()
+        status = bars.first()
         status.info, status.waiting = message.info, ""
         status.refresh_text()
 
