@@ -64,3 +64,23 @@ async def test_help_is_in_the_command_palette(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: app.screen.query_one(CommandList).option_count > 0)
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+
+
+@run_async
+async def test_a_narrow_terminal_wraps_the_descriptions_instead_of_cutting_them(
+    tmp_path: Path,
+) -> None:
+    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+    async with app.run_test(size=(60, 30)) as pilot:
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        tall = lambda: sum(row.height > 1 for row in table.rows.values())  # noqa: E731
+        narrow = tall()
+        assert narrow > len(table.rows) // 2  # the long ones wrapped
+        await pilot.resize_terminal(120, 30)
+        await pilot.pause()
+        assert tall() < narrow // 2  # and unwrap when there is room
+        assert table.virtual_size.width <= table.scrollable_content_region.width

@@ -20,7 +20,7 @@ from tui_helpers import (
 from gptoss_local.backends.base import BackendError
 from gptoss_local.events import AnswerDelta, ReasoningDelta
 from gptoss_local.tui.app import make_app
-from gptoss_local.tui.widgets import ReplyView
+from gptoss_local.tui.widgets import ReplyView, UserMessage
 
 
 @run_async
@@ -78,10 +78,13 @@ async def test_a_backend_that_fails_to_load_is_reported_and_retried(tmp_path: Pa
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: bool(notifications(app)), what="the load error")
         assert "out of memory" in notifications(app)[0]
-        await send_and_wait(pilot, "first")  # the second attempt fails too: the reply fails
-        assert app.query(ReplyView).last().answer_text == ""
-        await send_and_wait(pilot, "second")
+        await send(pilot, "first")  # held while the second attempt runs; it fails too
+        await wait_for(pilot, lambda: len(attempts) == 2 and not app._send_after_load, 5)
+        assert not app.query(ReplyView)  # no failed exchange for a model that never loaded
+        await send(pilot, "second")  # the third attempt works: the held message goes
+        await wait_for(pilot, lambda: bool(app.query(ReplyView)) and not app.busy, 5, "reply")
         assert app.query(ReplyView).last().answer_text == "loaded at last"
+        assert [m.text for m in app.query(UserMessage)] == ["second"]
 
 
 @run_async

@@ -69,6 +69,8 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
         self._backend: Backend | None = None
         self._backend_lock = threading.Lock()
         self._quitting = threading.Event()
+        self._load_failed = False
+        self._send_after_load: str | None = None
         self._switch_interval = sys.getswitchinterval()
         self._cancel: threading.Event | None = None
         self._reply: ReplyView | None = None
@@ -114,6 +116,8 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
             return
         if self.busy:
             self.notify("A reply is still being written: wait, or press Esc to stop it.")
+            return
+        if self.hold_until_loaded(text):
             return
         try:
             await self.replace_edited()

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Label, ProgressBar, Select, Static
 
@@ -24,6 +24,7 @@ from gptoss_local.first_run import Choices, Ready, Setup, Weights
 from gptoss_local.planner import Plan
 from gptoss_local.store.errors import PullCancelled, StoreError
 from gptoss_local.store.progress import Progress
+from gptoss_local.tui.widgets import ScrollWhenNeeded
 
 INTRO = (
     "gpt-oss on this PC, offline and private. Here is what was found and what is suggested; "
@@ -36,7 +37,7 @@ class FirstRunScreen(Screen[Ready | None]):
 
     DEFAULT_CSS = """
     FirstRunScreen { align: center top; }
-    FirstRunScreen > VerticalScroll { width: 100; max-width: 100%; padding: 0 1; }
+    FirstRunScreen > ScrollWhenNeeded { width: 100; max-width: 100%; padding: 0 1; }
     FirstRunScreen .heading { text-style: bold; margin-top: 1; color: $accent; }
     FirstRunScreen .facts { padding: 0 2; }
     FirstRunScreen .choices { height: auto; }
@@ -70,7 +71,7 @@ class FirstRunScreen(Screen[Ready | None]):
         setup, fixed = self.setup, self.setup.fixed
         models, contexts = self._options()
         self._shown = {"#model": models, "#context": contexts}
-        with VerticalScroll():
+        with ScrollWhenNeeded():
             if self.can_go_back:
                 yield Static("Change the model, context or engine", classes="heading")
             else:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
@@ -47,7 +49,7 @@ class HelpScreen(ModalScreen[None]):
         border: thick $primary; background: $surface;
     }
     HelpScreen DataTable { height: 1fr; }
-    HelpScreen Label { margin: 1 0; color: $text-muted; }
+    HelpScreen Label { width: 100%; margin: 1 0; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,f1,q", "close", "Close", id="help_close"),
@@ -59,10 +61,29 @@ class HelpScreen(ModalScreen[None]):
             yield DataTable(cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
+        self.query_one(DataTable).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fill()
+
+    def _fill(self) -> None:
+        """(Re)build the table so the last column wraps in the width there is, rather than
+        being cut off on a narrow terminal."""
         table = self.query_one(DataTable)
-        table.add_columns("Key", "Action", "What it does")
-        table.add_rows(help_rows(self.app.get_key_display))
-        table.focus()
+        rows = help_rows(self.app.get_key_display)
+        key_width = max(cell_len(key) for key, _name, _text in rows)
+        name_width = max(cell_len(name) for _key, name, _text in rows)
+        padding = 2 * table.cell_padding * 3
+        room = table.size.width - table.styles.scrollbar_size_vertical  # kept for a scrollbar
+        room -= key_width + name_width + padding
+        cursor = table.cursor_row
+        table.clear(columns=True)
+        table.add_column("Key", width=key_width)
+        table.add_column("Action", width=name_width)
+        table.add_column("What it does", width=max(room, 16))
+        for row in rows:
+            table.add_row(*row, height=None)
+        table.move_cursor(row=cursor)
 
     def action_close(self) -> None:
         """Close the help screen."""

@@ -17,6 +17,7 @@ from gptoss_local.tui.first_run import FirstRunScreen
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.messages import BackendLoaded
 from gptoss_local.tui.status import StatusBar
+from gptoss_local.tui.widgets import ChatInput
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -45,6 +46,8 @@ class ModelLoading(_Base):
     _backend: Backend | None
     _backend_lock: threading.Lock
     _quitting: threading.Event
+    _load_failed: bool  # the last load failed and nothing is loaded
+    _send_after_load: str | None  # a message held while the model loads again
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """On the first-run screen the chat's own actions are off (and out of the footer)."""
@@ -82,6 +85,7 @@ class ModelLoading(_Base):
     def _switch_to(self, opener: Opener) -> None:
         with self._backend_lock:  # the old model goes before the new one takes its memory
             old, self._backend, self._factory = self._backend, None, opener
+            self._load_failed = False
             if old is not None:
                 old.close()
         self._load_in_thread()
@@ -121,12 +125,29 @@ class ModelLoading(_Base):
                 try:
                     self._backend = self._factory(self._load_progress)
                 except Exception as exc:  # the banner says why until the next attempt
+                    self._load_failed, self._send_after_load = True, None
                     if not self._quitting.is_set():
                         self.call_from_thread(banner.failed, str(exc))
                         self.call_from_thread(self._status_note, "the model is not loaded")
                     raise
+                self._load_failed = False
                 self.post_message(BackendLoaded(self._backend.info()))
             return self._backend
+
+    def hold_until_loaded(self, text: str) -> bool:
+        """After a failed load, a message sent tries the load again instead of being saved
+        with one more failed reply; it is sent once the model is ready (and stays in the box if
+        the load fails again). True when the message is held."""
+        if self._send_after_load is not None:  # loading again already
+            self._send_after_load = text
+            self.notify("Still loading the model: the message goes once it is ready.")
+            return True
+        if not self._load_failed:
+            return False
+        self._send_after_load, self._load_failed = text, False
+        self.notify("Loading the model again: the message goes once it is ready.")
+        self._load_backend()
+        return True
 
     def _load_progress(self, fraction: float, what: str) -> bool:
         """Called on the loading thread; False stops the load (the app is quitting)."""
@@ -163,6 +184,9 @@ class ModelLoading(_Base):
         status = bars.first()
         status.info, status.waiting = message.info, ""
         status.refresh_text()
+        held, self._send_after_load = self._send_after_load, None
+        if held is not None:
+            self.post_message(ChatInput.Submitted(held))
 
     def _status_note(self, text: str) -> None:
         if not self.query(StatusBar):

@@ -237,3 +237,11 @@ def _view_of(message: StoredMessage, keep_open: bool) -> UserMessage | ReplyView
     if not note and not message.content.strip():  # as the live reply said when it ended
         note = NO_ANSWER_AFTER_REASONING if message.reasoning else NO_ANSWER
     return ReplyView(message.reasoning, message.content, note=note, keep_open=keep_open)
+
+
+class ScrollWhenNeeded(VerticalScroll):
+    """A scrolling container that is a Tab stop only when its content overflows (so a screen
+    that fits does not spend a key press on focusing the container)."""
+
+    def allow_focus(self) -> bool:
+        return self.max_scroll_y > 0

@@ -1,0 +1,66 @@
+"""After a failed load, sending a message tries the load again: the message waits in the box
+and goes once the model is ready, so retries do not fill the chat with failed replies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fake_nvml import FakeNvml
+from tui_helpers import ScriptedBackend, open_history, reply, run_async, send, wait_for
+
+from gptoss_local.backends.base import BackendError
+from gptoss_local.tui.app import make_app
+from gptoss_local.tui.loading import LoadingBanner
+from gptoss_local.tui.status import StatusBar
+from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
+from gptoss_local.vram import VramMonitor
+
+
+def failing_then(works_on_attempt: int, attempts: list[int]):  # type: ignore[no-untyped-def]
+    """A factory that fails with an out-of-memory error until attempt `works_on_attempt`."""
+
+    def factory(_progress: object) -> ScriptedBackend:
+        attempts.append(len(attempts) + 1)
+        if len(attempts) < works_on_attempt:
+            raise BackendError("not enough memory", hint="Use --cpu-moe 4.", kind="out_of_memory")
+        return ScriptedBackend(reply("thinking", "Hello there."))
+
+    return factory
+
+
+@run_async
+async def test_a_retry_that_fails_keeps_the_message_and_saves_nothing(tmp_path: Path) -> None:
+    attempts: list[int] = []
+    history = open_history(tmp_path)
+    app = make_app(history, failing_then(99, attempts), vram=VramMonitor(FakeNvml([])))
+    async with app.run_test() as pilot:
+        banner = app.query_one(LoadingBanner)
+        await wait_for(pilot, lambda: banner.has_class("-failed"), 5, "the first failure")
+        for attempt in (2, 3):  # each Enter is one more try, and nothing more
+            await send(pilot, "hello?")
+            await wait_for(pilot, lambda n=attempt: len(attempts) == n, 5, f"attempt {attempt}")
+            await wait_for(pilot, lambda: banner.has_class("-failed"), 5, "the failure again")
+        assert "not enough memory" in str(banner.query_one("#load-what").render())
+        assert "the model is not loaded" in str(app.query_one(StatusBar).render())
+        assert app.query_one(ChatInput).text == "hello?"
+        assert not app.query(UserMessage) and not app.query(ReplyView)
+    assert history.list_chats() == []
+
+
+@run_async
+async def test_a_retry_that_works_sends_the_held_message(tmp_path: Path) -> None:
+    attempts: list[int] = []
+    history = open_history(tmp_path)
+    app = make_app(history, failing_then(2, attempts), vram=VramMonitor(FakeNvml([])))
+    async with app.run_test() as pilot:
+        banner = app.query_one(LoadingBanner)
+        await wait_for(pilot, lambda: banner.has_class("-failed"), 5, "the first failure")
+        await send(pilot, "hello?")
+        await wait_for(pilot, lambda: len(app.query(ReplyView)) == 1 and not app.busy, 5, "reply")
+        assert attempts == [1, 2] and not banner.display
+        assert app.query_one(ChatInput).text == ""
+        assert "Hello there." in app.query_one(ReplyView).answer_text
+    (chat,) = history.list_chats()
+    stored = history.messages(chat.id)
+    assert [(m.role, m.status) for m in stored] == [("user", "complete"), ("assistant", "complete")]
+    assert stored[0].content == "hello?"
