@@ -5,10 +5,13 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import llama_cpp.llama_cpp as bindings
+import numpy as np
+
 from gptoss_local.backends.base import Conversation, Finished, GenerationSettings
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
-from gptoss_local.harmony import Message
+from gptoss_local.harmony import Message, render_prompt
 
 DATE = dt.date(2026, 12, 2)
 # Steers the random tiny model into a well-formed Harmony reply. The grammar ends with the
@@ -52,3 +55,16 @@ def finished(events: list) -> Finished:
     assert isinstance(events[-1], Finished)
     assert sum(isinstance(e, Finished) for e in events) == 1
     return events[-1]
+
+
+def prompt_tokens(backend: LlamaCppBackend, conversation: Conversation) -> list[int]:
+    """The tokens of the prompt the backend renders for `conversation` (default effort)."""
+    c = conversation
+    return backend.tokenize(render_prompt(list(c.messages), current_date=c.current_date))
+
+
+def last_logits(backend: LlamaCppBackend) -> np.ndarray:
+    """Logits at the last evaluated position (a one-token greedy reply leaves them in place)."""
+    n_vocab = bindings.llama_vocab_n_tokens(backend._native.vocab)
+    pointer = bindings.llama_get_logits_ith(backend._native.context, -1)
+    return np.ctypeslib.as_array(pointer, shape=(n_vocab,)).copy()

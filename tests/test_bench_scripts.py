@@ -109,3 +109,17 @@ def test_the_gpu_tui_check_runs_on_the_cpu(
     assert len(result["turns"]) == 4 and result["load_fractions_increasing"]
     assert all(t["decode_tokens_per_second"] > 0 for t in result["turns"])
     assert result["switch_interval"] == 0.0005 and result["batch_interval"] == 0.2
+
+
+def test_the_prefill_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) -> None:
+    """bench/prefill.py, briefly: the warm runs reuse what prefill evaluated, the cold do not."""
+    done = subprocess.run(
+        [sys.executable, "bench/prefill.py", str(tiny_gguf), "--gpu-layers", "0", "--runs", "1",
+         "--history-tokens", "600", "--context", "2048", "--out", str(tmp_path / "out.json")],
+        cwd=GPU_BENCH.parent.parent, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    cases = json.loads((tmp_path / "out.json").read_text())["cases"]
+    (cold,), (warm,) = cases["600-token history"]["runs"].values()
+    assert cold["cached"] == 0 and warm["cached"] > 600 and warm["evaluated"] < 60
+    assert "TTFT cold" in done.stdout

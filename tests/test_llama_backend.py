@@ -6,14 +6,20 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-import llama_cpp.llama_cpp as bindings
 import numpy as np
 import pytest
-from engine_helpers import chat, finished, never_stop, open_tiny, steered
+from engine_helpers import (
+    chat,
+    finished,
+    last_logits,
+    never_stop,
+    open_tiny,
+    prompt_tokens,
+    steered,
+)
 
 from gptoss_local.backends.base import BackendError, GenerationSettings
 from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall, TurnEnded
-from gptoss_local.harmony import render_prompt
 
 
 @pytest.fixture(scope="module")
@@ -24,18 +30,6 @@ def backend(tiny_gguf: Path):
 
 def text_of(events: list, kind: type) -> str:
     return "".join(e.text for e in events if isinstance(e, kind))
-
-
-def prompt_tokens(backend, conversation) -> list[int]:
-    c = conversation
-    return backend.tokenize(render_prompt(list(c.messages), current_date=c.current_date))
-
-
-def last_logits(backend) -> np.ndarray:
-    """Logits at the last evaluated position (a one-token greedy reply leaves them in place)."""
-    n_vocab = bindings.llama_vocab_n_tokens(backend._native.vocab)
-    pointer = bindings.llama_get_logits_ith(backend._native.context, -1)
-    return np.ctypeslib.as_array(pointer, shape=(n_vocab,)).copy()
 
 
 def test_steered_reply_streams_reasoning_then_answer_and_stops_on_return(backend) -> None:

@@ -41,6 +41,7 @@ class ScriptedBackend:
         self.delay = delay
         self.gate = threading.Event()
         self.calls: list[tuple[Conversation, GenerationSettings]] = []
+        self.prefills: list[tuple[Conversation, GenerationSettings]] = []
         self.finished_at: float | None = None
         self.context_used = 100
 
@@ -73,6 +74,15 @@ class ScriptedBackend:
             yield item
         self.finished_at = time.monotonic()
         yield Finished(self.stats(reason))
+
+    def prefill(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> int:
+        self.prefills.append((conversation, settings))
+        return 0
 
     def stats(self, reason: str) -> Stats:
         """The stats of a reply that ended for `reason`."""

@@ -5,6 +5,7 @@
 #   bench/gpu/run.sh OUT model [SHAPE]        write the synthetic model only (default 20b)
 #   bench/gpu/run.sh OUT measure [ARGS...]    every 20b-shape measurement (ARGS go to run_all.py)
 #   bench/gpu/run.sh OUT tui                  the chat TUI headless on the 20b shape (tui_check.py)
+#   bench/gpu/run.sh OUT prefill [ARGS...]    first-reply TTFT with and without prefill (bench/prefill.py)
 #   bench/gpu/run.sh OUT 120b                 the 120b shape in a tmpfs, offload fitted to 24/32 GB
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,6 +38,11 @@ case "$what" in
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
     model=$("${PYTHON:-python3}" -c "import sys; sys.path.insert(0, 'bench/gpu'); from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
     GPTOSS_LOCAL_HOME="${GPTOSS_LOCAL_HOME:-/tmp/gptoss-tui-home}" "${PYTHON:-python3}" bench/gpu/tui_check.py "$model" --out "$out" "$@"
+    ;;
+  prefill)
+    [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
+    model=$("${PYTHON:-python3}" -c "import sys; sys.path.insert(0, 'bench/gpu'); from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    "${PYTHON:-python3}" bench/prefill.py "$model" --out "$out/prefill.json" "$@"
     ;;
   120b)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build

@@ -131,6 +131,21 @@ class Backend(Protocol):
         """Yield events for the assistant's next turn, then one `Finished`."""
         ...
 
+    def prefill(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> int:
+        """Evaluate ahead of time what the next turn's prompt will start with (the whole
+        conversation so far), so the reply to the user's next message starts sooner.
+
+        Called while the user is typing; `cancel` stops it between batches, keeping what was
+        evaluated. Returns the number of tokens evaluated (0 for backends without a cache that
+        can be warmed this way).
+        """
+        ...
+
     def close(self) -> None:
         """Free the model; the backend cannot be used afterwards."""
         ...

@@ -28,7 +28,7 @@ from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.sampling import KeptSampler
 from gptoss_local.backends.token_loop import TokenLoop
 from gptoss_local.events import Event
-from gptoss_local.harmony import render_prompt
+from gptoss_local.harmony import render_next_turn_prefix, render_prompt
 
 # End-of-generation tokens and the stop reason each means.
 STOP_TOKENS: dict[str, StopReason] = {
@@ -36,6 +36,7 @@ STOP_TOKENS: dict[str, StopReason] = {
     "<|call|>": "call",
     "<|endoftext|>": "end_of_stream",
 }
+CLOSE_WAIT_SECONDS = 60.0  # a prefill batch on a slow CPU can take this long
 HARMONY_TOKENS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>")
 
 
@@ -123,15 +124,55 @@ class LlamaCppBackend:
             finally:
                 self._samplers.release(sampler)
 
+    def prefill(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> int:
+        """Evaluate the next turn's known start into the KV cache (see `Backend.prefill`).
+
+        The sampler chain for `settings` is attached here too, so llama.cpp re-reserves its
+        graph for GPU sampling now rather than in the reply.
+        """
+        if self._closed:
+            raise BackendError("the model was closed")
+        prefix = render_next_turn_prefix(
+            list(conversation.messages),
+            effort=settings.effort,
+            instructions=conversation.instructions,
+            tools=list(conversation.tools),
+            current_date=conversation.current_date,
+        )
+        tokens = self.tokenize(prefix, special=True)
+        if not tokens or len(tokens) >= self.settings.context - 1:
+            return 0  # the reply will say the context is full
+        with self._lock:
+            loop = TokenLoop(
+                self._native, self.cache, self._pieces, self._stops, self.settings.context, cancel
+            )
+            sampler = self._samplers.get(self._native.vocab, settings, self._native.context)
+            try:
+                return loop.prefill(tokens)
+            finally:
+                self._samplers.release(sampler)
+
     def close(self) -> None:
         """Free the context and the model."""
         if self._closed:
             return
-        self._closed = True
-        self._samplers.drop()
-        bindings = native.lib()
-        bindings.llama_free(self._native.context)
-        bindings.llama_model_free(self._native.model)
+        # A reply or prefill on another thread stops soon after its cancel is set; freeing
+        # under it would crash. One that never lets go keeps the memory (freed at exit).
+        if not self._lock.acquire(timeout=CLOSE_WAIT_SECONDS):
+            return
+        try:
+            self._closed = True
+            self._samplers.drop()
+            bindings = native.lib()
+            bindings.llama_free(self._native.context)
+            bindings.llama_model_free(self._native.model)
+        finally:
+            self._lock.release()
 
     def _special_ids(self, texts: tuple[str, ...]) -> dict[str, int]:
         ids = {}

@@ -101,6 +101,16 @@ class OllamaBackend:
         yield TurnEnded("truncated" if cancelled else end)
         yield Finished(self._stats(final, ttft, "cancelled" if cancelled else end))
 
+    def prefill(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> int:
+        """Nothing to do: Ollama's API cannot evaluate a prompt without answering it, and the
+        daemon keeps its own prompt cache between requests."""
+        return 0
+
     def _broken(self, exc: BaseException | None) -> Iterator[Event]:
         """End a reply the server stopped sending: truncated, then a `stream_broken` error."""
         _check_user_error(exc)

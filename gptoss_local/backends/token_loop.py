@@ -87,6 +87,19 @@ class TokenLoop:
         timing = (prefill_done, first, last) if first else None
         yield Finished(self._stats(prompt, cached, started, reason, generated, counts, timing))
 
+    def prefill(self, prefix: list[int]) -> int:
+        """Bring the cache to `prefix` without sampling; returns the tokens evaluated.
+
+        The last token goes in a batch of its own: the first decode of one token after a load
+        is slow on a GPU (its compute graph is built then), and a reply decodes one at a time.
+        """
+        cached = self._cache.prepare(prefix)
+        rest = prefix[cached:]
+        self._evaluate(rest[:-1])
+        if not self._cancel.is_set():
+            self._evaluate(rest[-1:])
+        return len(self._cache.tokens) - cached
+
     def _evaluate(self, tokens: list[int]) -> None:
         """Decode prompt tokens in batches; checks for cancellation between batches."""
         step = max(1, self._bindings.llama_n_batch(self._loaded.context))

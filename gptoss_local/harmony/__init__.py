@@ -15,6 +15,7 @@ from gptoss_local.harmony.neutralise import (
     neutralise,
 )
 from gptoss_local.harmony.parse import HarmonyStreamParser, parse_completion
+from gptoss_local.harmony.prefix import render_next_turn_prefix
 from gptoss_local.harmony.render import (
     EFFORTS,
     RESERVED_TOOL_NAMES,
@@ -37,5 +38,6 @@ __all__ = [
     "merge_events",
     "neutralise",
     "parse_completion",
+    "render_next_turn_prefix",
     "render_prompt",
 ]

@@ -35,11 +35,12 @@ from gptoss_local.tui.pump import favour_the_engine_thread, run_reply, with_effo
 from gptoss_local.tui.quitting import QuitKeys
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
+from gptoss_local.tui.warming import Warming
 from gptoss_local.tui.widgets import ChatInput, ChatLog, ReplyView, UserMessage
 from gptoss_local.vram import VramMonitor
 
 
-class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[None]):
+class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, Warming, App[None]):
     """The gptoss-local chat. Build it with `make_app`."""
 
     CSS_PATH = "app.tcss"
@@ -71,6 +72,7 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
         self._quitting = threading.Event()
         self._load_failed = False
         self._send_after_load: str | None = None
+        self._warm_cancel: threading.Event | None = None
         self._switch_interval = sys.getswitchinterval()
         self._cancel: threading.Event | None = None
         self._reply: ReplyView | None = None
@@ -145,6 +147,7 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
         await self._start_reply(self.chat_id)
 
     async def _start_reply(self, chat_id: int) -> None:
+        self.stop_warming()  # the reply's worker waits for the backend until it has stopped
         try:
             conversation = self.history.to_conversation(chat_id)
             reply_id = self.history.begin_assistant_message(chat_id, effort=self.effort).id
@@ -182,11 +185,13 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
         status.refresh_text()
         if message.stats is not None and message.stats.stop_reason == "context_full":
             self.notify("The context is full: start a new chat (Ctrl+N).", severity="warning")
+        self.warm_up()
 
     async def on_reply_failed(self, message: ReplyFailed) -> None:
         await self._end_reply(f"failed: {message.error}")
         self.notify(message.error, title="The model failed", severity="error", timeout=10,
                     markup=False)  # fmt: skip
+        self.warm_up()
 
     async def _end_reply(self, note: str) -> None:
         reply, self._reply, self._cancel = self._reply, None, None
@@ -205,6 +210,7 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
     async def action_quit(self) -> None:
         """Stop any reply (so the worker thread ends) and quit."""
         self.action_stop()
+        self.stop_warming()
         self.exit()
 
     def action_cycle_effort(self) -> None:
@@ -214,6 +220,7 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
             self.history.set_effort(self.chat_id, self.effort)
         self._show_status()
         self.notify(f"Reasoning effort: {self.effort}", timeout=2)
+        self.warm_up()  # the system message says the effort: the next prompt starts anew
 
     def action_toggle_reasoning(self) -> None:
         """Open or close the reasoning of every reply."""
@@ -237,6 +244,7 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, App[No
         replies = [m.stats for m in messages if m.role == "assistant" and m.stats is not None]
         self.query_one(StatusBar).stats = replies[-1] if replies else None
         self._show_status()
+        self.warm_up()
 
     def _show_status(self) -> None:
         title = self.history.get_chat(self.chat_id).title if self.chat_id is not None else ""

@@ -44,6 +44,10 @@ class ChatActions(_Base):
     async def _render_chat(self) -> None:
         raise NotImplementedError
 
+    if TYPE_CHECKING:  # provided by `Warming` (a stub here would shadow it in the app's MRO)
+
+        def warm_up(self) -> None: ...
+
     def _idle(self) -> bool:
         if self.busy:
             self.notify("A reply is being written: wait, or press Esc to stop it.")
@@ -167,6 +171,7 @@ class ChatActions(_Base):
         else:
             self.history.set_instructions(chat_id, text)
         self.notify("Instructions saved." if text else "Instructions removed.", timeout=2)
+        self.warm_up()  # they are in the developer message, at the start of the prompt
 
     def action_rename_chat(self) -> None:
         """Ask for a new title of the open chat."""

@@ -76,6 +76,7 @@ class ModelLoading(_Base):
         if ready is None:  # "Back"
             return
         self.generation, self.model_name = ready.generation, ready.model
+        self.stop_warming()
         status = self.query_one(StatusBar)
         status.info = None
         status.refresh_text()
@@ -94,6 +95,12 @@ class ModelLoading(_Base):
     def busy(self) -> bool:
         """Whether a reply is being written (the app overrides this)."""
         raise NotImplementedError
+
+    if TYPE_CHECKING:  # provided by `Warming` (a stub here would shadow it in the app's MRO)
+
+        def warm_up(self) -> None: ...
+
+        def stop_warming(self) -> None: ...
 
     def _setup_done(self, ready: Ready | None) -> None:
         if ready is None:  # the user quit on the first-run screen
@@ -184,6 +191,7 @@ class ModelLoading(_Base):
         status = bars.first()
         status.info, status.waiting = message.info, ""
         status.refresh_text()
+        self.warm_up()
         held, self._send_after_load = self._send_after_load, None
         if held is not None:
             self.post_message(ChatInput.Submitted(held))
@@ -198,6 +206,7 @@ class ModelLoading(_Base):
     def close_backend(self) -> None:
         """Free the model (after the app has exited); a load still running is told to stop."""
         self._quitting.set()
+        self.stop_warming()
         with self._backend_lock:
             if self._backend is not None:
                 self._backend.close()

@@ -1,0 +1,35 @@
+"""The part of the next prompt that is already known before the user writes it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+
+from gptoss_local.harmony.render import Message, Tool, render_prompt
+
+_NEXT_USER = "<|start|>user<|message|>"
+
+
+def render_next_turn_prefix(
+    messages: Iterable[Message],
+    *,
+    effort: str = "medium",
+    instructions: str | None = None,
+    tools: Iterable[Tool] = (),
+    current_date: dt.date | None = None,
+) -> str:
+    """The text every prompt of the next turn starts with: the conversation as it will be
+    rendered once the user adds a message, up to where that message begins.
+
+    Rendering rules depend on what follows (reasoning of finished turns is dropped once a new
+    user message comes), so this renders with a placeholder message and cuts it off, rather
+    than rendering the history as it stands. Arguments are those of `render_prompt`.
+    """
+    text = render_prompt(
+        [*messages, Message("user", "")],
+        effort=effort,
+        instructions=instructions,
+        tools=tools,
+        current_date=current_date,
+    )
+    return text[: text.rindex(_NEXT_USER)]

@@ -1,0 +1,76 @@
+"""Warming the KV cache before the user sends (`prefill`), on the real engine and tiny model."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+from engine_helpers import DATE, chat, finished, last_logits, open_tiny, prompt_tokens, steered
+
+from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.harmony import Message, render_next_turn_prefix
+
+BATCHES = {"n_batch": 32, "n_ubatch": 32}  # the same batching gives bit-identical results
+GREEDY_ONE = GenerationSettings(temperature=0, max_tokens=1)
+
+
+def prefix_tokens(backend, conversation: Conversation) -> list[int]:
+    c = conversation
+    text = render_next_turn_prefix(list(c.messages), current_date=c.current_date)
+    return backend.tokenize(text)
+
+
+def test_a_prefilled_new_chat_evaluates_only_the_users_message(tiny_gguf: Path) -> None:
+    with open_tiny(tiny_gguf, **BATCHES) as warmed, open_tiny(tiny_gguf, **BATCHES) as cold:
+        empty = Conversation((), current_date=DATE)
+        evaluated = warmed.prefill(empty, GREEDY_ONE)
+        assert evaluated == len(prefix_tokens(warmed, empty)) > 20  # the system message
+        first = chat("what is the capital of France?")
+        stats = finished(list(warmed.stream(first, GREEDY_ONE))).stats
+        assert stats.cached_tokens == evaluated
+        assert stats.evaluated_tokens == len(prompt_tokens(warmed, first)) - evaluated
+        finished(list(cold.stream(first, GREEDY_ONE)))
+        np.testing.assert_array_equal(last_logits(warmed), last_logits(cold))
+
+
+def test_after_a_reply_prefill_redoes_the_turn_without_its_reasoning(tiny_gguf: Path) -> None:
+    """The next prompt drops the last reply's analysis, so the tokens after it must be
+    evaluated again: prefill does that while the user types, and the reply starts from there."""
+    with open_tiny(tiny_gguf, **BATCHES) as warmed, open_tiny(tiny_gguf, **BATCHES) as cold:
+        list(warmed.stream(chat("hi"), steered(warmed)))
+        so_far = chat("hi", reply=("The user says hi", "Hello there"))
+        evaluated = warmed.prefill(so_far, GREEDY_ONE)
+        known = prefix_tokens(warmed, so_far)
+        assert 0 < evaluated < len(known)  # the system message and "hi" were reused
+        assert warmed.cache.tokens == known
+        nxt = chat("hi", "and again", reply=("The user says hi", "Hello there"))
+        stats = finished(list(warmed.stream(nxt, GREEDY_ONE))).stats
+        assert stats.cached_tokens == len(known)
+        finished(list(cold.stream(nxt, GREEDY_ONE)))
+        np.testing.assert_array_equal(last_logits(warmed), last_logits(cold))
+
+
+def test_prefill_again_evaluates_one_token_and_cancel_evaluates_none(tiny_gguf: Path) -> None:
+    with open_tiny(tiny_gguf) as backend:
+        conversation = chat("a question", reply=("", "an answer"))
+        assert backend.prefill(conversation, GREEDY_ONE) > 1
+        assert backend.prefill(conversation, GREEDY_ONE) == 1  # its logits, nothing more
+        backend.cache.clear()
+        stop = threading.Event()
+        stop.set()
+        assert backend.prefill(conversation, GREEDY_ONE, stop) == 0
+        assert backend.cache.tokens == []
+
+
+def test_prefill_uses_the_effort_and_instructions_of_the_next_turn(tiny_gguf: Path) -> None:
+    told = "Answer in French."
+    high = GenerationSettings(effort="high", temperature=0, max_tokens=1)
+    with open_tiny(tiny_gguf) as backend:
+        evaluated = backend.prefill(Conversation((), told, current_date=DATE), high)
+        first = Conversation((Message("user", "hi"),), told, current_date=DATE)
+        stats = finished(list(backend.stream(first, high))).stats
+        assert stats.cached_tokens == evaluated  # all of it: "Reasoning: high" and the text
+        medium = GenerationSettings(effort="medium", temperature=0, max_tokens=1)
+        stats = finished(list(backend.stream(first, medium))).stats
+        assert stats.cached_tokens < evaluated  # another effort is another system message

@@ -1,0 +1,94 @@
+"""The app prefills the next prompt whenever the chat settles, and a send stops it first."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from engine_helpers import open_tiny, steered
+from tui_helpers import (
+    ScriptedBackend,
+    open_history,
+    reply,
+    run_async,
+    scripted_app,
+    send_and_wait,
+    wait_for,
+    wait_for_model,
+)
+
+from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.tui.app import make_app
+
+
+class SlowPrefill(ScriptedBackend):
+    """A scripted backend whose prefill runs until it is cancelled (as a long history would)."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.cancelled = threading.Event()
+
+    def prefill(self, conversation: Conversation, settings: GenerationSettings, cancel=None) -> int:  # type: ignore[no-untyped-def]
+        self.prefills.append((conversation, settings))
+        assert cancel is not None
+        while not cancel.wait(0.005):
+            pass
+        self.cancelled.set()
+        return 0
+
+
+@run_async
+async def test_the_chat_is_prefilled_after_load_reply_effort_and_switch(tmp_path: Path) -> None:
+    backend = ScriptedBackend(reply("thinking", "An answer."))
+    history = open_history(tmp_path)
+    app = scripted_app(history, backend)
+    async with app.run_test() as pilot:
+        await wait_for_model(pilot)
+        await wait_for(pilot, lambda: len(backend.prefills) == 1, 5, "the prefill after load")
+        conversation, settings = backend.prefills[0]
+        assert conversation.messages == () and settings.effort == app.effort  # a new chat
+        await send_and_wait(pilot, "a question")
+        await wait_for(pilot, lambda: len(backend.prefills) == 2, 5, "the prefill after reply")
+        conversation, _ = backend.prefills[1]
+        assert [m.role for m in conversation.messages] == ["user", "assistant"]
+        assert conversation.messages[1].content == "An answer."
+        await pilot.press("ctrl+o")  # effort: the system message changes
+        await wait_for(pilot, lambda: len(backend.prefills) == 3, 5, "the prefill after effort")
+        assert backend.prefills[2][1].effort == app.effort != settings.effort
+        await pilot.press("ctrl+n")  # a new chat: the prefix without the old messages
+        await wait_for(pilot, lambda: len(backend.prefills) == 4, 5, "the prefill of a new chat")
+        assert backend.prefills[3][0].messages == ()
+
+
+@run_async
+async def test_sending_stops_a_prefill_in_progress(tmp_path: Path) -> None:
+    backend = SlowPrefill(reply("thinking", "An answer."))
+    app = scripted_app(open_history(tmp_path), backend)
+    async with app.run_test() as pilot:
+        await wait_for_model(pilot)
+        await wait_for(pilot, lambda: len(backend.prefills) == 1, 5, "the prefill")
+        assert not backend.cancelled.is_set()  # it runs until told to stop
+        await send_and_wait(pilot, "a question")
+        assert backend.cancelled.is_set() and backend.calls  # stopped, then the reply ran
+        await pilot.press("ctrl+q")
+
+
+@run_async
+async def test_with_the_real_engine_the_first_reply_reuses_the_prefilled_start(
+    tiny_gguf: Path, tmp_path: Path
+) -> None:
+    backend = open_tiny(tiny_gguf)
+    history = open_history(tmp_path)
+    try:
+        app = make_app(history, lambda _progress: backend, steered(backend, max_tokens=64))
+        async with app.run_test() as pilot:
+            await wait_for_model(pilot)
+            await wait_for(pilot, lambda: len(backend.cache.tokens) > 20, 30, "the prefill")
+            await send_and_wait(pilot, "hi", timeout=120)
+        _user, answer = history.messages(app.chat_id or 0)
+        assert answer.stats is not None and answer.status == "complete"
+        assert answer.stats.cached_tokens > 20  # the system message was evaluated before
+        assert answer.stats.evaluated_tokens < answer.stats.prompt_tokens - 20
+    finally:
+        backend.close()
+        history.close()
