@@ -90,8 +90,9 @@ class TokenLoop:
     def prefill(self, prefix: list[int]) -> int:
         """Bring the cache to `prefix` without sampling; returns the tokens evaluated.
 
-        The last token goes in a batch of its own: the first decode of one token after a load
-        is slow on a GPU (its compute graph is built then), and a reply decodes one at a time.
+        The last token goes in a batch of its own, as a reply's tokens do: on a GPU the first
+        reply after a load started in 0.16 s against 0.03 s later (bench/RESULTS.md), and a
+        one-token decode here means to take that first-time cost out of the reply.
         """
         cached = self._cache.prepare(prefix)
         rest = prefix[cached:]
