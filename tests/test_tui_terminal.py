@@ -23,11 +23,15 @@ def _pane(session: str) -> str:
     return done.stdout
 
 
-def _until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+def _until(
+    condition: Callable[[], bool], what: str, timeout: float = 60.0, session: str | None = None
+) -> None:
+    """Poll `condition` until it holds; on a timeout the error shows the pane, if named."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            screen = f"; the terminal shows:\n{_pane(session)}" if session else ""
+            raise AssertionError(f"timed out waiting for {what}{screen}")
         time.sleep(0.1)  # polling a condition with a deadline, not a fixed wait
 
 
@@ -43,9 +47,9 @@ def test_chat_in_a_real_terminal(tiny_gguf: Path, isolated_home: Path, tmp_path:
                     "-e", f"GPTOSS_LOCAL_HOME={isolated_home}", command],
                    check=True, env=env, cwd=Path(__file__).parent.parent)  # fmt: skip
     try:
-        _until(lambda: "llamacpp" in _pane(session), "the chat screen with the model loaded")
+        _until(lambda: "llamacpp" in _pane(session), "the chat with the model loaded", 60, session)
         subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
-        _until(lambda: "tok/s" in _pane(session), "the reply's stats in the status bar")
+        _until(lambda: "tok/s" in _pane(session), "the reply's stats", 60, session)
         assert "hello there" in _pane(session)
         subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
         _until(marker.exists, "the app to quit")
