@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from engine_helpers import open_tiny, steered
 from tui_helpers import (
     ScriptedBackend,
     open_history,
@@ -18,7 +17,6 @@ from tui_helpers import (
 )
 
 from gptoss_local.backends.base import Conversation, GenerationSettings
-from gptoss_local.tui.app import make_app
 
 
 class SlowPrefill(ScriptedBackend):
@@ -71,24 +69,3 @@ async def test_sending_stops_a_prefill_in_progress(tmp_path: Path) -> None:
         await send_and_wait(pilot, "a question")
         assert backend.cancelled.is_set() and backend.calls  # stopped, then the reply ran
         await pilot.press("ctrl+q")
-
-
-@run_async
-async def test_with_the_real_engine_the_first_reply_reuses_the_prefilled_start(
-    tiny_gguf: Path, tmp_path: Path
-) -> None:
-    backend = open_tiny(tiny_gguf)
-    history = open_history(tmp_path)
-    try:
-        app = make_app(history, lambda _progress: backend, steered(backend, max_tokens=64))
-        async with app.run_test() as pilot:
-            await wait_for_model(pilot)
-            await wait_for(pilot, lambda: len(backend.cache.tokens) > 20, 30, "the prefill")
-            await send_and_wait(pilot, "hi", timeout=120)
-        _user, answer = history.messages(app.chat_id or 0)
-        assert answer.stats is not None and answer.status == "complete"
-        assert answer.stats.cached_tokens > 20  # the system message was evaluated before
-        assert answer.stats.evaluated_tokens < answer.stats.prompt_tokens - 20
-    finally:
-        backend.close()
-        history.close()

@@ -40,6 +40,16 @@ CLOSE_WAIT_SECONDS = 60.0  # a prefill batch on a slow CPU can take this long
 HARMONY_TOKENS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>")
 
 
+def _harmony_options(conversation: Conversation, settings: GenerationSettings) -> dict[str, Any]:
+    """What the Harmony renderer needs besides the messages."""
+    return {
+        "effort": settings.effort,
+        "instructions": conversation.instructions,
+        "tools": list(conversation.tools),
+        "current_date": conversation.current_date,
+    }
+
+
 class LlamaCppBackend:
     """One gpt-oss model loaded in this process."""
 
@@ -99,11 +109,7 @@ class LlamaCppBackend:
             raise BackendError("the model was closed")
         started = time.perf_counter()
         prompt = render_prompt(
-            list(conversation.messages),
-            effort=settings.effort,
-            instructions=conversation.instructions,
-            tools=list(conversation.tools),
-            current_date=conversation.current_date,
+            list(conversation.messages), **_harmony_options(conversation, settings)
         )
         tokens = self.tokenize(prompt, special=True)
         context_size = self.settings.context
@@ -138,11 +144,7 @@ class LlamaCppBackend:
         if self._closed:
             raise BackendError("the model was closed")
         prefix = render_next_turn_prefix(
-            list(conversation.messages),
-            effort=settings.effort,
-            instructions=conversation.instructions,
-            tools=list(conversation.tools),
-            current_date=conversation.current_date,
+            list(conversation.messages), **_harmony_options(conversation, settings)
         )
         tokens = self.tokenize(prefix, special=True)
         if not tokens or len(tokens) >= self.settings.context - 1:
