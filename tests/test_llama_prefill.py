@@ -74,3 +74,27 @@ def test_prefill_uses_the_effort_and_instructions_of_the_next_turn(tiny_gguf: Pa
         medium = GenerationSettings(effort="medium", temperature=0, max_tokens=1)
         stats = finished(list(backend.stream(first, medium))).stats
         assert stats.cached_tokens < evaluated  # another effort is another system message
+
+
+class SetAfter(threading.Event):
+    """An event that reads as set from its `n`-th check on (as if Enter came mid-prefill)."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.checks, self.n = 0, n
+
+    def is_set(self) -> bool:
+        self.checks += 1
+        return self.checks >= self.n
+
+
+def test_a_cancelled_prefill_stops_within_a_chunk_and_keeps_what_it_did(tiny_gguf: Path) -> None:
+    from gptoss_local.backends.token_loop import PREFILL_CHUNK
+
+    with open_tiny(tiny_gguf, context=4096, n_batch=2048, n_ubatch=512) as backend:
+        long = chat(*[f"question number {i}, " * 10 for i in range(8)])
+        assert len(prefix_tokens(backend, long)) > 3 * PREFILL_CHUNK
+        evaluated = backend.prefill(long, GREEDY_ONE, SetAfter(2))  # stop after one batch
+        assert evaluated == PREFILL_CHUNK == len(backend.cache.tokens)
+        again = backend.prefill(long, GREEDY_ONE)  # the rest, from where it stopped
+        assert again == len(prefix_tokens(backend, long)) - PREFILL_CHUNK

@@ -119,6 +119,23 @@ async def test_the_status_bar_warns_near_the_context_limit(tmp_path: Path) -> No
 
 
 @run_async
+async def test_a_saved_chat_shows_the_loaded_context_size(tmp_path: Path) -> None:
+    """A chat written with a 4,096-token context, reopened with the model loaded at 8,192."""
+    from gptoss_local.backends.base import Stats
+
+    history = open_history(tmp_path)
+    chat = history.create_chat(effort="medium").id
+    history.add_user_message(chat, "hello")
+    reply_id = history.begin_assistant_message(chat, effort="medium").id
+    history.finish_assistant(reply_id, Stats(context_size=4096, context_used=3000))
+    app = scripted_app(history, ScriptedBackend([]), chat_id=chat)
+    async with app.run_test() as pilot:
+        status = app.query_one(StatusBar)
+        await wait_for(pilot, lambda: status.info is not None, what="the model")
+        assert "context 3,000/8,192" in str(status.render())
+
+
+@run_async
 async def test_a_fast_model_does_not_leave_the_ui_behind(tmp_path: Path) -> None:
     # 2,000 tokens at about 2,000 tokens/s: the UI must be done soon after the backend is.
     import time

@@ -147,3 +147,28 @@ async def test_search_filters_the_sidebar_and_opens_a_match(tmp_path: Path) -> N
         await wait_for(pilot, lambda: sidebar.option_count == 0, what="no match")
         search.value = ""
         await wait_for(pilot, lambda: sidebar.option_count == 2, what="all chats again")
+
+
+@run_async
+async def test_keys_typed_while_a_chat_opens_go_to_that_chat(tmp_path: Path) -> None:
+    """Enter on a chat, Ctrl+B and a message, all in one burst (as a fast typist or a paste
+    sends them): the message must reach the picked chat, not a hidden list or the old chat."""
+    from textual import events
+
+    history = open_history(tmp_path)
+    cats, dogs = two_chats(history)
+    for i in range(30):  # a long chat takes a moment to show
+        history.add_user_message(cats, f"more about cats, part {i} " * 20)
+    app = scripted_app(history, ScriptedBackend(reply("r", "Cats purr.")))
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+b")
+        picked = app.query_one(ChatList).highlighted_option
+        assert picked is not None and picked.id == str(cats)  # the most recent, first
+        burst = [("enter", None), ("ctrl+b", None), *[(c, c) for c in "and lions?"]]
+        for key, character in [*burst, ("enter", None)]:
+            app.post_message(events.Key(key, character))  # as the terminal driver does
+        await wait_for(pilot, lambda: app.chat_id == cats and len(app.query(ReplyView)) == 1
+                       and not app.busy, 10, "the reply in the picked chat")  # fmt: skip
+        assert not app.query_one(Sidebar).display
+    assert history.messages(cats)[-2].content == "and lions?"
+    assert len(history.messages(dogs)) == 1 and len(history.list_chats()) == 2

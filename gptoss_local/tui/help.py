@@ -45,7 +45,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > Vertical {
-        width: 96; max-width: 100%; height: auto; max-height: 90%; padding: 0 2;
+        width: 100; max-width: 100%; height: auto; max-height: 90%; padding: 0 2;
         border: thick $primary; background: $surface;
     }
     HelpScreen DataTable { height: 1fr; }

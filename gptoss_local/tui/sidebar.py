@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -9,12 +10,33 @@ from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from gptoss_local.session.records import Chat
+from gptoss_local.tui.widgets import ChatInput
 
 
 class ChatList(OptionList):
     """The saved chats; selecting one (Enter or a click) opens it."""
 
     DEFAULT_CSS = "ChatList { height: 1fr; }"
+
+    async def _on_key(self, event: events.Key) -> None:
+        focused = self.app.focused
+        if focused is not None and focused is not self:
+            # Typed ahead: keys queued here before the focus moved on (a chat picked, the
+            # sidebar closed) are meant for where the focus is now, not for this list.
+            event.stop()
+            event.prevent_default()
+            focused.post_message(events.Key(event.key, event.character))
+            return
+        option = self.highlighted_option
+        if event.key == "enter" and option is not None and self.highlighted is not None:
+            # Pick the chat straight to the app (ahead of anything typed after), and move the
+            # focus to the message box now (focus() is deferred), so what is typed goes there.
+            event.stop()
+            event.prevent_default()
+            self.app.post_message(self.OptionSelected(self, option, self.highlighted))
+            self.screen.set_focus(self.app.query_one(ChatInput))
+            return
+        await super()._on_key(event)
 
     def show(self, chats: list[Chat], current: int | None) -> None:
         """List `chats`, highlighting the open one."""

@@ -38,8 +38,9 @@ class StatusBar(Static):
         """Render the bar from the current facts."""
         info, stats = self.info, self.stats
         parts = [info.model if info else (self.waiting or "loading the model…")]
-        size = stats.context_size if stats and stats.context_size else 0
-        size = size or (info.context_size if info else 0)
+        # The loaded model's context, not the one a saved chat's last reply was written with.
+        size = info.context_size if info else 0
+        size = size or (stats.context_size if stats else 0)
         used = stats.context_used if stats else 0
         if size:
             parts.append(f"context {used:,}/{size:,}")
