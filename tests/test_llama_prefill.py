@@ -98,3 +98,35 @@ def test_a_cancelled_prefill_stops_within_a_chunk_and_keeps_what_it_did(tiny_ggu
         assert evaluated == PREFILL_CHUNK == len(backend.cache.tokens)
         again = backend.prefill(long, GREEDY_ONE)  # the rest, from where it stopped
         assert again == len(prefix_tokens(backend, long)) - PREFILL_CHUNK
+
+
+def test_a_prefill_that_waited_for_close_refuses_instead_of_using_freed_memory(
+    tiny_gguf: Path,
+) -> None:
+    """F9 (switch model) closes the backend while a prefill may be queued on its lock: the
+    prefill must see the model is closed once it gets the lock."""
+    import pytest
+
+    from gptoss_local.backends.base import BackendError
+
+    with open_tiny(tiny_gguf) as backend:
+        errors: list[BaseException] = []
+
+        def prefill() -> None:
+            try:
+                backend.prefill(chat("hi"), GREEDY_ONE)
+            except BaseException as exc:
+                errors.append(exc)
+
+        with backend._lock:  # what close() holds while it frees the model
+            waiting = threading.Thread(target=prefill)
+            waiting.start()
+            waiting.join(0.2)
+            assert waiting.is_alive()  # queued on the lock
+            backend._closed = True  # the part of close() that matters to the waiting thread
+        waiting.join(5)
+        assert len(errors) == 1 and isinstance(errors[0], BackendError)
+        assert "closed" in str(errors[0])
+        backend._closed = False  # so that leaving `with` frees it for real
+    with pytest.raises(BackendError, match="closed"):
+        backend.prefill(chat("hi"), GREEDY_ONE)

@@ -105,8 +105,7 @@ class LlamaCppBackend:
         cancel: threading.Event | None = None,
     ) -> Iterator[Event | Finished]:
         """Yield the events of the assistant's next turn, then `Finished` with the stats."""
-        if self._closed:
-            raise BackendError("the model was closed")
+        self._check_open()
         started = time.perf_counter()
         prompt = render_prompt(
             list(conversation.messages), **_harmony_options(conversation, settings)
@@ -121,6 +120,7 @@ class LlamaCppBackend:
                 kind="context_full",
             )
         with self._lock:
+            self._check_open()  # again: close() may have run while this waited for the lock
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, context_size, cancel
             )
@@ -141,8 +141,7 @@ class LlamaCppBackend:
         The sampler chain for `settings` is attached here too, so llama.cpp re-reserves its
         graph for GPU sampling now rather than in the reply.
         """
-        if self._closed:
-            raise BackendError("the model was closed")
+        self._check_open()
         prefix = render_next_turn_prefix(
             list(conversation.messages), **_harmony_options(conversation, settings)
         )
@@ -150,6 +149,7 @@ class LlamaCppBackend:
         if not tokens or len(tokens) >= self.settings.context - 1:
             return 0  # the reply will say the context is full
         with self._lock:
+            self._check_open()  # again: close() may have run while this waited for the lock
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, self.settings.context, cancel
             )
@@ -175,6 +175,10 @@ class LlamaCppBackend:
             bindings.llama_model_free(self._native.model)
         finally:
             self._lock.release()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BackendError("the model was closed")
 
     def _special_ids(self, texts: tuple[str, ...]) -> dict[str, int]:
         ids = {}
