@@ -130,3 +130,21 @@ def test_a_prefill_that_waited_for_close_refuses_instead_of_using_freed_memory(
         backend._closed = False  # so that leaving `with` frees it for real
     with pytest.raises(BackendError, match="closed"):
         backend.prefill(chat("hi"), GREEDY_ONE)
+
+
+def test_regenerating_after_a_prefill_gives_what_a_fresh_model_gives(tiny_gguf: Path) -> None:
+    """A long reply, the prefill of the next turn, then Ctrl+R (the same prompt again): the
+    cache has moved past the prompt twice, and the window layers must still come back right."""
+    from engine_helpers import never_stop
+
+    with open_tiny(tiny_gguf, **BATCHES) as warmed, open_tiny(tiny_gguf, **BATCHES) as fresh:
+        first = chat("tell me a long story")
+        endless = GenerationSettings(max_tokens=300, seed=5, logit_bias=never_stop(warmed))
+        story = "".join(
+            e.text for e in warmed.stream(first, endless) if hasattr(e, "text")
+        )  # reasoning and answer, as the app would save them
+        warmed.prefill(chat("tell me a long story", reply=("", story[-200:])), GREEDY_ONE)
+        again = finished(list(warmed.stream(first, GREEDY_ONE))).stats
+        assert again.cached_tokens == again.prompt_tokens - 1
+        finished(list(fresh.stream(first, GREEDY_ONE)))
+        np.testing.assert_array_equal(last_logits(warmed), last_logits(fresh))
