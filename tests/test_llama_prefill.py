@@ -94,7 +94,8 @@ def test_a_cancelled_prefill_stops_within_a_chunk_and_keeps_what_it_did(tiny_ggu
     with open_tiny(tiny_gguf, context=4096, n_batch=2048, n_ubatch=512) as backend:
         long = chat(*[f"question number {i}, " * 10 for i in range(8)])
         assert len(prefix_tokens(backend, long)) > 3 * PREFILL_CHUNK
-        evaluated = backend.prefill(long, GREEDY_ONE, SetAfter(2))  # stop after one batch
+        # Checks: the backend's, the loop's, one before each batch; the fourth says "stop".
+        evaluated = backend.prefill(long, GREEDY_ONE, SetAfter(4))
         assert evaluated == PREFILL_CHUNK == len(backend.cache.tokens)
         again = backend.prefill(long, GREEDY_ONE)  # the rest, from where it stopped
         assert again == len(prefix_tokens(backend, long)) - PREFILL_CHUNK
@@ -148,3 +149,79 @@ def test_regenerating_after_a_prefill_gives_what_a_fresh_model_gives(tiny_gguf: 
         assert again.cached_tokens == again.prompt_tokens - 1
         finished(list(fresh.stream(first, GREEDY_ONE)))
         np.testing.assert_array_equal(last_logits(warmed), last_logits(fresh))
+
+
+def test_a_cancelled_prefill_leaves_what_newer_work_cached(tiny_gguf: Path) -> None:
+    """Ctrl+O twice: the older prefill (cancelled) may get the lock after the newer one; it must
+    not trim the cache back to its own prefix."""
+    high = GenerationSettings(effort="high", temperature=0, max_tokens=1)
+    low = GenerationSettings(effort="low", temperature=0, max_tokens=1)
+    with open_tiny(tiny_gguf) as backend:
+        conversation = chat(*[f"question {i}, " * 10 for i in range(4)])
+        filled = backend.prefill(conversation, high)
+        before = list(backend.cache.tokens)
+        superseded = threading.Event()
+        superseded.set()
+        assert backend.prefill(conversation, low, superseded) == 0
+        assert backend.cache.tokens == before
+        nxt = Conversation((*conversation.messages, Message("user", "and?")), current_date=DATE)
+        assert finished(list(backend.stream(nxt, high))).stats.cached_tokens == filled
+
+
+def test_every_native_tokenize_holds_the_lock_close_takes(tiny_gguf: Path, monkeypatch) -> None:
+    """ctypes lets go of the GIL in llama_tokenize: done outside the lock, close() on another
+    thread could free the vocabulary under it (it crashed the process)."""
+    from gptoss_local.backends import llama_native
+
+    with open_tiny(tiny_gguf) as backend:
+        held: list[bool] = []
+        real = llama_native.tokenize
+
+        def spy(vocab, text, special):  # type: ignore[no-untyped-def]
+            held.append(backend._lock.locked())
+            return real(vocab, text, special)
+
+        monkeypatch.setattr(llama_native, "tokenize", spy)
+        backend.prefill(chat("hi"), GREEDY_ONE)
+        finished(list(backend.stream(chat("hi"), GREEDY_ONE)))
+        backend.tokenize("hello")
+        assert len(held) >= 3 and all(held)
+
+
+def test_closing_while_a_prefill_tokenizes_a_long_chat_does_not_crash(tiny_gguf: Path) -> None:
+    """The race itself, in a child process (a crash would take pytest down): a prefill of a long
+    chat on a thread, close() as soon as it is tokenizing."""
+    import subprocess
+    import sys
+
+    script = f"""
+import sys, threading
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from engine_helpers import chat, open_tiny
+import gptoss_local.backends.llama_native as native
+from gptoss_local.backends.base import BackendError, GenerationSettings
+real, inside = native.tokenize, threading.Event()
+def spy(vocab, text, special):
+    inside.set()
+    return real(vocab, text, special)
+for _ in range(4):
+    backend = open_tiny({str(tiny_gguf)!r}, context=4096)
+    native.tokenize = spy
+    inside.clear()
+    long = chat(*[f"question number {{i}}, " * 400 for i in range(60)])
+    def work():
+        try:
+            backend.prefill(long, GenerationSettings(), threading.Event())
+        except BackendError:
+            pass
+    worker = threading.Thread(target=work)
+    worker.start()
+    inside.wait()
+    backend.close()
+    worker.join()
+    native.tokenize = real
+print("survived")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0 and "survived" in done.stdout, done.stderr[-2000:]

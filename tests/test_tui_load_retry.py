@@ -64,3 +64,40 @@ async def test_a_retry_that_works_sends_the_held_message(tmp_path: Path) -> None
     stored = history.messages(chat.id)
     assert [(m.role, m.status) for m in stored] == [("user", "complete"), ("assistant", "complete")]
     assert stored[0].content == "hello?"
+
+
+@run_async
+async def test_a_held_message_is_not_sent_to_another_chat(tmp_path: Path) -> None:
+    """The retry is slow; meanwhile the user opens another chat and starts a draft there: the
+    held message must not go to that chat, and the draft must stay in the box."""
+    import threading
+
+    from tui_helpers import notifications
+
+    history = open_history(tmp_path)
+    other = history.create_chat().id
+    history.add_user_message(other, "an older question")
+    gate, attempts = threading.Event(), []
+
+    def factory(_progress: object) -> ScriptedBackend:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise BackendError("not enough memory", kind="out_of_memory")
+        gate.wait(10)
+        return ScriptedBackend(reply("r", "An answer."))
+
+    app = make_app(history, factory, vram=VramMonitor(FakeNvml([])))
+    async with app.run_test() as pilot:
+        banner = app.query_one(LoadingBanner)
+        await wait_for(pilot, lambda: banner.has_class("-failed"), 5, "the first failure")
+        await send(pilot, "meant for a new chat")
+        await wait_for(pilot, lambda: len(attempts) == 2, 5, "the retry")
+        await app.open_chat(other)
+        app.query_one(ChatInput).text = "a draft for the older chat"
+        gate.set()
+        await wait_for(pilot, lambda: not banner.display, 5, "the model")
+        await wait_for(pilot, lambda: any("not sent" in n for n in notifications(app)), 5)
+        assert app.query_one(ChatInput).text == "a draft for the older chat"
+        assert not app.query(ReplyView)
+    assert [c.id for c in history.list_chats()] == [other]
+    assert [m.content for m in history.messages(other)] == ["an older question"]

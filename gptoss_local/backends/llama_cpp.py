@@ -79,6 +79,7 @@ class LlamaCppBackend:
         window = native.model_meta(self._native.model, "gpt-oss.attention.sliding_window")
         self.cache = PromptCache(self._native.context, int(window or 0))
         self._pieces = native.PieceCache(self._native.vocab)
+        self._name = native.model_meta(self._native.model, "general.name") or self.path.stem
 
     def info(self) -> BackendInfo:
         """What is loaded and where."""
@@ -89,13 +90,19 @@ class LlamaCppBackend:
             placement = f"GPU, experts of {s.cpu_moe_layers} layers in RAM"
         else:
             placement = "GPU"
-        name = native.model_meta(self._native.model, "general.name") or self.path.stem
         return BackendInfo(
-            "llamacpp", name, placement, s.context, {"threads": str(self._native.threads)}
+            "llamacpp", self._name, placement, s.context, {"threads": str(self._native.threads)}
         )
 
     def tokenize(self, text: str, special: bool = True) -> list[int]:
         """Text to token ids with this model's vocabulary."""
+        with self._lock:
+            self._check_open()
+            return self._tokenize(text, special)
+
+    def _tokenize(self, text: str, special: bool = True) -> list[int]:
+        # Native, and ctypes lets go of the GIL: only under the lock (or before other threads
+        # can see the backend), so that close() cannot free the vocabulary under it.
         return native.tokenize(self._native.vocab, text, special)
 
     def stream(
@@ -105,22 +112,21 @@ class LlamaCppBackend:
         cancel: threading.Event | None = None,
     ) -> Iterator[Event | Finished]:
         """Yield the events of the assistant's next turn, then `Finished` with the stats."""
-        self._check_open()
         started = time.perf_counter()
         prompt = render_prompt(
             list(conversation.messages), **_harmony_options(conversation, settings)
         )
-        tokens = self.tokenize(prompt, special=True)
         context_size = self.settings.context
-        if len(tokens) >= context_size:
-            raise BackendError(
-                f"The conversation is {len(tokens):,} tokens, more than the {context_size:,}-token "
-                "context holds.",
-                hint="Start a new chat, or load the model with a larger --context.",
-                kind="context_full",
-            )
-        with self._lock:
-            self._check_open()  # again: close() may have run while this waited for the lock
+        with self._lock:  # every native call of a reply, tokenizing included, holds it
+            self._check_open()
+            tokens = self._tokenize(prompt, special=True)
+            if len(tokens) >= context_size:
+                raise BackendError(
+                    f"The conversation is {len(tokens):,} tokens, more than the "
+                    f"{context_size:,}-token context holds.",
+                    hint="Start a new chat, or load the model with a larger --context.",
+                    kind="context_full",
+                )
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, context_size, cancel
             )
@@ -141,15 +147,16 @@ class LlamaCppBackend:
         The sampler chain for `settings` is attached here too, so llama.cpp re-reserves its
         graph for GPU sampling now rather than in the reply.
         """
-        self._check_open()
         prefix = render_next_turn_prefix(
             list(conversation.messages), **_harmony_options(conversation, settings)
         )
-        tokens = self.tokenize(prefix, special=True)
-        if not tokens or len(tokens) >= self.settings.context - 1:
-            return 0  # the reply will say the context is full
         with self._lock:
-            self._check_open()  # again: close() may have run while this waited for the lock
+            self._check_open()
+            if cancel is not None and cancel.is_set():
+                return 0  # superseded while it waited: leave the cache to the newer work
+            tokens = self._tokenize(prefix, special=True)
+            if not tokens or len(tokens) >= self.settings.context - 1:
+                return 0  # the reply will say the context is full
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, self.settings.context, cancel
             )
@@ -166,6 +173,7 @@ class LlamaCppBackend:
         # A reply or prefill on another thread stops soon after its cancel is set; freeing
         # under it would crash. One that never lets go keeps the memory (freed at exit).
         if not self._lock.acquire(timeout=CLOSE_WAIT_SECONDS):
+            self._closed = True  # nothing new starts on it; the memory goes when we exit
             return
         try:
             self._closed = True
@@ -183,7 +191,7 @@ class LlamaCppBackend:
     def _special_ids(self, texts: tuple[str, ...]) -> dict[str, int]:
         ids = {}
         for text in texts:
-            found = self.tokenize(text, special=True)
+            found = self._tokenize(text, special=True)
             if len(found) != 1:
                 self.close()
                 raise BackendError(

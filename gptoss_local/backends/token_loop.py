@@ -99,6 +99,8 @@ class TokenLoop:
         reply after a load started in 0.16 s against 0.03 s later (bench/RESULTS.md), and a
         one-token decode here means to take that first-time cost out of the reply.
         """
+        if self._cancel.is_set():  # before `prepare`, which would trim what newer work cached
+            return 0
         cached = self._cache.prepare(prefix)
         rest = prefix[cached:]
         self._evaluate(rest[:-1], PREFILL_CHUNK)

@@ -30,7 +30,7 @@ from gptoss_local.tui.copying import CopyActions
 from gptoss_local.tui.live_vram import LiveVram
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.messages import ReplyFailed, ReplyFinished, ReplyStreamed
-from gptoss_local.tui.model_loading import ModelLoading
+from gptoss_local.tui.model_loading import Held, ModelLoading
 from gptoss_local.tui.pump import favour_the_engine_thread, run_reply, with_effort
 from gptoss_local.tui.quitting import QuitKeys
 from gptoss_local.tui.sidebar import Sidebar
@@ -71,7 +71,7 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, Warmin
         self._backend_lock = threading.Lock()
         self._quitting = threading.Event()
         self._load_failed = False
-        self._send_after_load: str | None = None
+        self._send_after_load: Held | None = None
         self._warm_cancel: threading.Event | None = None
         self._switch_interval = sys.getswitchinterval()
         self._cancel: threading.Event | None = None

@@ -9,6 +9,7 @@ during a load makes the progress callback answer "stop", so llama.cpp abandons t
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gptoss_local.backends.base import Backend, BackendError, GenerationSettings
@@ -34,6 +35,15 @@ else:
 CHAT_ONLY_ACTIONS = {action for _id, _key, action, _label, _help in ACTIONS} - {"quit", "help"}
 
 
+@dataclass(frozen=True)
+class Held:
+    """A message sent while the model was not loaded: for which chat (and edit) it was meant."""
+
+    chat_id: int | None
+    editing: int | None
+    text: str
+
+
 class ModelLoading(_Base):
     """The backend's life in the app; `ChatApp.__init__` sets the attributes declared here."""
 
@@ -46,8 +56,10 @@ class ModelLoading(_Base):
     _backend: Backend | None
     _backend_lock: threading.Lock
     _quitting: threading.Event
+    _cancel: threading.Event | None  # the reply being written, if any
     _load_failed: bool  # the last load failed and nothing is loaded
-    _send_after_load: str | None  # a message held while the model loads again
+    _send_after_load: Held | None  # a message held while the model loads again
+    editing: int | None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """On the first-run screen the chat's own actions are off (and out of the footer)."""
@@ -145,13 +157,14 @@ class ModelLoading(_Base):
         """After a failed load, a message sent tries the load again instead of being saved
         with one more failed reply; it is sent once the model is ready (and stays in the box if
         the load fails again). True when the message is held."""
+        held = Held(self.chat_id, self.editing, text)
         if self._send_after_load is not None:  # loading again already
-            self._send_after_load = text
+            self._send_after_load = held
             self.notify("Still loading the model: the message goes once it is ready.")
             return True
         if not self._load_failed:
             return False
-        self._send_after_load, self._load_failed = text, False
+        self._send_after_load, self._load_failed = held, False
         self.notify("Loading the model again: the message goes once it is ready.")
         self._load_backend()
         return True
@@ -193,8 +206,17 @@ class ModelLoading(_Base):
         status.refresh_text()
         self.warm_up()
         held, self._send_after_load = self._send_after_load, None
-        if held is not None:
-            self.post_message(ChatInput.Submitted(held))
+        if held is None:
+            return
+        now = Held(self.chat_id, self.editing, self.query_one(ChatInput).text.strip())
+        if now == held:
+            self.post_message(ChatInput.Submitted(held.text))
+        else:  # the user moved on meanwhile: their chat and their box stay as they are
+            self.notify(
+                "The model is ready. The held message was not sent, as the chat or the text "
+                "changed: press Enter to send what is in the box.",
+                markup=False,
+            )
 
     def _status_note(self, text: str) -> None:
         if not self.query(StatusBar):
@@ -204,9 +226,12 @@ class ModelLoading(_Base):
         status.refresh_text()
 
     def close_backend(self) -> None:
-        """Free the model (after the app has exited); a load still running is told to stop."""
+        """Free the model (after the app has exited); a load still running is told to stop,
+        and so is a reply (an exit that did not go through Quit may leave one running)."""
         self._quitting.set()
         self.stop_warming()
+        if self._cancel is not None:
+            self._cancel.set()
         with self._backend_lock:
             if self._backend is not None:
                 self._backend.close()
