@@ -36,7 +36,7 @@ STOP_TOKENS: dict[str, StopReason] = {
     "<|call|>": "call",
     "<|endoftext|>": "end_of_stream",
 }
-CLOSE_WAIT_SECONDS = 60.0  # a prefill batch on a slow CPU can take this long
+CLOSE_WAIT_SECONDS = 60.0  # a generous bound on one batch of a big model on a slow CPU
 HARMONY_TOKENS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>")
 
 

@@ -3,8 +3,9 @@
 A mixin of `ChatApp`. Whenever the chat settles (the model loaded, a reply ended, another chat
 opened, the effort or instructions changed) a thread worker asks the backend to evaluate what
 the next prompt will start with (`Backend.prefill`). Sending cancels it between batches; what
-it evaluated is kept, so the reply has only the new message left to read. On a GPU this also
-takes the first decode's graph build out of the first reply.
+it evaluated is kept, so the reply has only the new message left to read (measured on a CPU:
+bench/RESULTS.md). On a GPU it is also meant to take llama.cpp's first-decode cost out of the
+first reply after a load; that part is not measured yet.
 """
 
 from __future__ import annotations
