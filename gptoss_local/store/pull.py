@@ -37,6 +37,7 @@ from gptoss_local.store.pull_file import (
     offline_message,
     reuse_copy,
 )
+from gptoss_local.store.records import recorded_sha256
 from gptoss_local.store.reuse import find_copies
 
 DISK_MARGIN = 1 << 30  # room to leave free: logs, history, the OS
@@ -183,8 +184,8 @@ def _remaining(spec: ModelSpec, file: ModelFile, fp: FilePaths, options: PullOpt
     """Bytes still to write for `file`; a copy on the same drive is hard-linked, costing none."""
     from gptoss_local.store.adopt import same_device
 
-    if _size(fp.final) == file.bytes:
-        return 0
+    if _size(fp.final) == file.bytes and recorded_sha256(fp) in (None, file.sha256):
+        return 0  # good, or not hashed yet (a damaged file is kept until its replacement is in)
     if options.reuse:
         target = paths.existing_ancestor(fp.final.parent)
         if any(same_device(c.path, target) for c in find_copies(spec, file, options.env)):
@@ -223,11 +224,14 @@ def _check_disk(spec: ModelSpec, fps: list[FilePaths], options: PullOptions, fol
 def _refuse_if_missing(
     spec: ModelSpec, fps: list[FilePaths], options: PullOptions, folder: Path, reason: str
 ) -> None:
-    """Offline: fail at once, naming every file that is neither here nor in another cache."""
+    """Offline: fail at once, naming every file that is neither here nor in another cache.
+
+    A file that is here but damaged is not missing: its own check says what is wrong with it.
+    """
     missing = [
         f
         for f, fp in zip(spec.files, fps, strict=True)
-        if _size(fp.final) != f.bytes and not (options.reuse and find_copies(spec, f, options.env))
+        if _size(fp.final) is None and not (options.reuse and find_copies(spec, f, options.env))
     ]
     if missing:
         raise OfflineError(offline_message(missing, folder, reason))

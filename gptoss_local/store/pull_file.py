@@ -15,7 +15,7 @@ from gptoss_local.store.hashing import hash_file, sha256_file
 from gptoss_local.store.http_fetch import build_opener
 from gptoss_local.store.layout import FilePaths
 from gptoss_local.store.progress import Meter, Notice, ProgressFn, size_text
-from gptoss_local.store.records import forget, recorded_sha256, write_record
+from gptoss_local.store.records import recorded_sha256, write_record
 from gptoss_local.store.reuse import find_copies
 from gptoss_local.store.sink import HashingSink
 
@@ -40,10 +40,15 @@ class FileTask:
     notice: Notice
     overall: Meter  # bytes on disk over all files of the model
     env: Mapping[str, str] | None = None
+    damaged: str | None = None  # what is wrong with the finished file, kept until replaced
 
 
 def keep_existing(task: FileTask) -> bool:
-    """True when the finished file is here with the manifest's sha256; a wrong one is removed."""
+    """True when the finished file is here with the manifest's sha256.
+
+    A wrong one is left where it is: it is replaced only once a verified copy is ready (the
+    download's `os.replace`), so a pull that fails, or cannot run offline, loses nothing.
+    """
     fp, file = task.fp, task.file
     if not fp.final.is_file():
         return False
@@ -56,14 +61,17 @@ def keep_existing(task: FileTask) -> bool:
     if sha == file.sha256:
         _drop_leftover_part(task, counted=False)
         return True
+    task.damaged = damage_text(fp, size, file)
     if size == file.bytes:
-        task.notice(f"{fp.final} has the wrong sha256; replacing it")
-        task.overall.set(task.overall.done - size)
-    else:
-        task.notice(f"{fp.final} is {size:,} bytes, not {file.bytes:,}; replacing it")
-    fp.final.unlink()
-    forget(fp)
+        task.overall.set(task.overall.done - size)  # counted as done before it was hashed
     return False
+
+
+def damage_text(fp: FilePaths, size: int, file: ModelFile) -> str:
+    """What is wrong with the finished file `fp.final` of `size` bytes."""
+    if size != file.bytes:
+        return f"{fp.final} is damaged: it is {size:,} bytes, not {file.bytes:,}"
+    return f"{fp.final} is damaged: its sha256 is not the manifest's {file.sha256}"
 
 
 def _drop_leftover_part(task: FileTask, counted: bool) -> None:
@@ -100,7 +108,11 @@ def download_file(
         StoreError: every source failed (each one's reason is listed), or writing failed.
     """
     if offline:
+        if task.damaged:
+            raise OfflineError(damaged_offline_message(task, offline))
         raise OfflineError(offline_message([task.file], task.fp.final.parent, offline))
+    if task.damaged:
+        task.notice(f"{task.damaged}; downloading a good copy (it stays until one is verified)")
     sink = _open_partial(task, policy.chunk)
     magic = b"GGUF" if task.file.name.endswith(".gguf") else None
     job = Job(task.file, sink, task.overall, task.notice, magic=magic)
@@ -120,7 +132,8 @@ def download_file(
         if task.fp.part.exists() and task.fp.part.stat().st_size == 0:
             task.fp.part.unlink()
     reasons = "\n".join(f"  - {f}" for f in failures)
-    raise StoreError(f"could not download {task.file.name} from any source:\n{reasons}")
+    kept = f"\n{task.damaged}; it was left in place." if task.damaged else ""
+    raise StoreError(f"could not download {task.file.name} from any source:\n{reasons}{kept}")
 
 
 def _from_source(
@@ -180,4 +193,15 @@ def offline_message(files: list[ModelFile], folder: os.PathLike[str], reason: st
         f"offline mode is on ({reason}), so nothing is downloaded. Missing:\n{listed}\n"
         f"Copy the file(s) into {folder} (or run `gptoss-local import FILE`), "
         "or run the pull without offline mode."
+    )
+
+
+def damaged_offline_message(task: FileTask, reason: str) -> str:
+    """Offline mode's refusal to replace a damaged file: what is wrong and the ways to fix it."""
+    f = task.file
+    return (
+        f"{task.damaged}. Offline mode is on ({reason}), so no good copy is downloaded and "
+        f"nothing was deleted. Fix it by bringing {f.name} ({f.bytes:,} bytes, sha256 "
+        f"{f.sha256}) from another PC with `gptoss-local import FILE`, or run "
+        f"`gptoss-local pull {task.spec.name}` without offline mode."
     )
