@@ -23,6 +23,7 @@ from gptoss_local.backends.base import (
 )
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta, ToolCall, TurnEnded
+from gptoss_local.store.offline import offline_reason
 from gptoss_local.store.progress import Progress, ProgressFn, ignore_progress
 
 
@@ -146,8 +147,7 @@ class OllamaBackend:
 
     def has_model(self) -> bool:
         """Whether Ollama's store holds the tag already (its /api/tags list)."""
-        names = {m.model for m in self._client.list().models}
-        return self.model in names or f"{self.model}:latest" in names
+        return has_tag(self._client, self.model)
 
     def close(self) -> None:
         """Stop a daemon we started; an adopted server is left running."""
@@ -200,12 +200,30 @@ def describe_placement(size: int, size_vram: int) -> str:
     return f"{size_vram / size:.0%} on the GPU, the rest in system RAM"
 
 
-def pull(client: Any, tag: str, progress: ProgressFn = ignore_progress) -> None:
+def has_tag(client: Any, tag: str) -> bool:
+    """Whether the Ollama behind `client` holds `tag` already (its /api/tags list)."""
+    names = {m.model for m in client.list().models}
+    return tag in names or f"{tag}:latest" in names
+
+
+def pull(
+    client: Any, tag: str, progress: ProgressFn = ignore_progress, offline: bool = False
+) -> None:
     """Pull `tag` through `client`, mapping /api/pull lines to `Progress("download", ...)`.
 
     Raises:
-        BackendError: kind "pull_failed" for an error line, HTTP error or dropped connection.
+        BackendError: kind "offline" when offline mode is on (`offline` is `--offline`; the
+            offline variables count too): nothing is asked of the server. Kind "pull_failed"
+            for an error line, HTTP error or dropped connection.
     """
+    reason = offline_reason(offline)
+    if reason:
+        raise BackendError(
+            f"offline mode is on ({reason}), so Ollama is not asked to download {tag}",
+            f"Bring the model from another PC with Ollama (`ollama pull {tag}` there, then "
+            "copy its models folder), or run the pull without offline mode.",
+            kind="offline",
+        )
     import ollama
 
     last_at, last_done, speed = time.monotonic(), 0, 0.0

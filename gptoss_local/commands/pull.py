@@ -66,21 +66,28 @@ def run_pull(args: argparse.Namespace) -> int:
 
 def _pull_ollama(args: argparse.Namespace, cat: Catalog, settings: Settings) -> int:
     """Pull the model's Ollama tag through an adopted or started Ollama; print the tag."""
-    from gptoss_local.backends.ollama import pull
+    from gptoss_local.backends.ollama import has_tag, pull
     from gptoss_local.backends.ollama_daemon import OllamaDaemon
     from gptoss_local.commands.progress_view import ProgressView
     from gptoss_local.errors import WishError
+    from gptoss_local.store.offline import offline_reason
 
-    if args.offline or args.source:
-        raise WishError("--offline and --source apply to the models folder, not --backend ollama")
+    if args.source:
+        raise WishError("--source applies to the models folder, not --backend ollama")
+    offline = offline_reason(args.offline)
     with ProgressView(args.quiet) as view:
         spec = choose_spec(args.model, cat, settings, view.notice)
         daemon = OllamaDaemon(view.notice)
         try:
             import ollama
 
-            view.notice(f"pulling {spec.ollama_tag} into Ollama at {daemon.ensure()}")
-            pull(ollama.Client(host=daemon.url), spec.ollama_tag, view.progress)
+            client = ollama.Client(host=daemon.ensure())
+            if offline and has_tag(client, spec.ollama_tag):
+                view.notice(f"offline mode is on ({offline}): {spec.ollama_tag} is in Ollama "
+                            "already and is not checked for a newer version")  # fmt: skip
+            else:
+                view.notice(f"pulling {spec.ollama_tag} into Ollama at {daemon.url}")
+                pull(client, spec.ollama_tag, view.progress, offline=args.offline)
         finally:
             daemon.stop()
     if not args.quiet:

@@ -8,7 +8,8 @@ Environment: OLLAMA_HOST (address), FAKE_OLLAMA_GGUF (the model file), FAKE_OLLA
 (comma-separated tags present at start), FAKE_OLLAMA_VERSION (default 0.12.3),
 FAKE_OLLAMA_EXIT_AT_START, FAKE_OLLAMA_NEVER_HEALTHY, FAKE_OLLAMA_DIE_ONCE (a marker path: the
 first server to see it absent creates it and dies after two chat lines), FAKE_OLLAMA_PULL_FAIL,
-FAKE_OLLAMA_VRAM (fraction of a loaded model in VRAM), FAKE_OLLAMA_RECORD (file that gets the
+FAKE_OLLAMA_VRAM (fraction of a loaded model in VRAM), FAKE_OLLAMA_PULL_LOG (a file each pull
+request's model is appended to), FAKE_OLLAMA_RECORD (file that gets the
 last chat request).
 """
 
@@ -162,6 +163,9 @@ class Handler(BaseHTTPRequestHandler):
             self._json({"error": "404 page not found"}, 404)
 
     def _pull(self, model: str) -> None:
+        if log := ENV.get("FAKE_OLLAMA_PULL_LOG"):  # so tests can tell no pull was asked for
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(model + "\n")
         self._begin_stream()
         self._line({"status": "pulling manifest"})
         total, step = 4_000_000, 1_000_000
