@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gptoss_local.tomlread import TOMLDecodeError, load_toml
+from gptoss_local.tomlread import TomlReadError, load_toml
 
 MANIFEST_ENV = "GPTOSS_LOCAL_MANIFEST"
 
@@ -93,7 +93,9 @@ class Source:
         override = environ.get(self.endpoint_env, "").strip() if self.endpoint_env else ""
         if override:
             base = re.match(r"[a-z]+://[^/]+", template)
-            template = override.rstrip("/") + template[base.end() :] if base else template
+            if base:  # braces in the variable are text, not template fields
+                literal = override.rstrip("/").replace("{", "{{").replace("}", "}}")
+                template = literal + template[base.end() :]
         return template.format(repo=model.repo, revision=model.revision, file=file.name)
 
 
@@ -161,7 +163,7 @@ def load(path: Path | None = None) -> Catalog:
     path = path or manifest_path()
     try:
         raw = load_toml(path)
-    except (OSError, TOMLDecodeError) as exc:
+    except (OSError, TomlReadError) as exc:
         raise ManifestError(f"cannot read model manifest {path}: {exc}") from exc
     from gptoss_local import manifest_schema
 

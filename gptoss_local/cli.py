@@ -161,10 +161,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_parser().print_help()
         return 0
     from gptoss_local.errors import UserFacingError
+    from gptoss_local.paths import check_home
 
     module_name, _, function_name = HANDLERS[args.command].partition(":")
     handler = getattr(importlib.import_module(module_name), function_name)
     try:
+        check_home()
         return int(handler(args))
     except UserFacingError as exc:
         print(f"gptoss-local: error: {exc}", file=sys.stderr)
@@ -172,3 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("gptoss-local: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # a file or folder the commands did not expect to fail: no traceback
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"gptoss-local: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2

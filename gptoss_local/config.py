@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gptoss_local import paths
-from gptoss_local.tomlread import TOMLDecodeError, load_toml
+from gptoss_local.tomlread import TomlReadError, load_toml
 
 BACKENDS = ("llamacpp", "ollama")
 EFFORTS = ("low", "medium", "high")
@@ -62,7 +62,7 @@ def load(path: Path | None = None) -> Settings:
         raw = load_toml(path)
     except FileNotFoundError:
         return Settings()
-    except (OSError, TOMLDecodeError) as exc:
+    except (OSError, TomlReadError) as exc:
         raise SettingsError(f"cannot read settings file {path}: {exc}. Fix or delete it.") from exc
     unknown = sorted(set(raw) - set(_FIELDS))
     if unknown:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gptoss_local.backends.base import BackendError
 from gptoss_local.catalog import ManifestError
 from gptoss_local.config import SettingsError
+from gptoss_local.paths import PathsError
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.store.errors import StoreError
 from gptoss_local.store.gguf_check import GgufError
@@ -19,6 +20,7 @@ UserFacingError = (
     GgufError,
     HistoryError,
     ManifestError,
+    PathsError,
     SettingsError,
     StoreError,
     WishError,

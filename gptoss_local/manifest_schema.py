@@ -6,6 +6,7 @@ import ipaddress
 import re
 from dataclasses import fields
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from string import Formatter
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,6 +20,7 @@ from gptoss_local.catalog import (
 )
 
 SCHEMA = 1
+TEMPLATE_FIELDS = ("repo", "revision", "file")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _SHAPE_FIELDS = tuple(field.name for field in fields(Shape))
 
@@ -42,17 +44,23 @@ def build_catalog(path: Path, raw: dict[str, Any]) -> Catalog:
 
 
 def check_file_name(name: str) -> None:
-    """Refuse names that could escape the models folder (separators, `..`, absolute paths)."""
+    """Refuse names that could escape the models folder (separators, `..`, absolute paths) or
+    that no URL can carry (control characters)."""
     if (
         not name
         or name in (".", "..")
         or "/" in name
         or "\\" in name
-        or "\x00" in name
+        or has_control_character(name)
         or PurePosixPath(name).is_absolute()
         or PureWindowsPath(name).drive
     ):
         raise ValueError(f"unsafe file name {name!r}: it must be a plain file name")
+
+
+def has_control_character(text: str) -> bool:
+    """True when `text` holds a C0/C1 control character or DEL (never valid in a URL or name)."""
+    return any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text)
 
 
 def is_loopback_host(host: str | None) -> bool:
@@ -99,13 +107,29 @@ def _source(name: str, table: Any) -> Source:
     if not isinstance(table, dict):
         raise EntryError(f"{where}: not a table")
     url = _get(table, "url", str, where)
-    if not _url_allowed(url) or "{file}" not in url:
+    if not _url_allowed(url) or "{file}" not in url or has_control_character(url):
         raise EntryError(
             f"{where}.url: must be an https:// template containing {{file}} "
             "(http:// only for this machine: localhost, 127.0.0.1 or ::1)"
         )
+    _check_template(url, f"{where}.url")
     endpoint_env = table.get("endpoint_env")
+    if endpoint_env is not None and not isinstance(endpoint_env, str):
+        raise EntryError(f"{where}.endpoint_env: expected str, found {endpoint_env!r}")
     return Source(name=name, url=url, endpoint_env=endpoint_env)
+
+
+def _check_template(url: str, where: str) -> None:
+    """Only {repo}, {revision} and {file} may be filled in; anything else is a typo."""
+    try:
+        parts = [(f, spec, conv) for _, f, spec, conv in Formatter().parse(url) if f is not None]
+    except ValueError as exc:  # a lone { or }
+        raise EntryError(f"{where}: not a valid template ({exc})") from None
+    bad = [f"{{{f}{'!' + conv if conv else ''}{':' + spec if spec else ''}}}"
+           for f, spec, conv in parts if f not in TEMPLATE_FIELDS or spec or conv]  # fmt: skip
+    if bad:
+        allowed = ", ".join(f"{{{f}}}" for f in TEMPLATE_FIELDS)
+        raise EntryError(f"{where}: unknown field {', '.join(bad)}; a template may use {allowed}")
 
 
 def _model(name: str, table: Any) -> ModelSpec:
@@ -115,11 +139,18 @@ def _model(name: str, table: Any) -> ModelSpec:
     files = _get(table, "files", list, where)
     if not files:
         raise EntryError(f"{where}.files: no files listed")
+    aliases = _get(table, "aliases", list, where)
+    if not all(isinstance(a, str) and a.strip() for a in aliases):
+        raise EntryError(f"{where}.aliases: expected a list of names, found {aliases!r}")
+    repo, revision = _get(table, "repo", str, where), _get(table, "revision", str, where)
+    for key, value in (("repo", repo), ("revision", revision)):
+        if not value or has_control_character(value) or any(c in value for c in "{} ?#"):
+            raise EntryError(f"{where}.{key}: not usable in a URL: {value!r}")
     return ModelSpec(
         name=name,
-        aliases=tuple(_get(table, "aliases", list, where)),
-        repo=_get(table, "repo", str, where),
-        revision=_get(table, "revision", str, where),
+        aliases=tuple(aliases),
+        repo=repo,
+        revision=revision,
         license=_get(table, "license", str, where),
         ollama_tag=_get(table, "ollama_tag", str, where),
         files=tuple(_file(f"{where}.files[{i}]", f) for i, f in enumerate(files)),

@@ -14,6 +14,28 @@ APP_NAME = "gptoss-local"
 HOME_ENV = "GPTOSS_LOCAL_HOME"
 
 
+class PathsError(Exception):
+    """A folder gptoss-local needs cannot be one; the message names it and the fix."""
+
+
+def check_home() -> None:
+    """Refuse a `GPTOSS_LOCAL_HOME` that is (or lies inside) a file rather than a folder.
+
+    Raises:
+        PathsError: the message names the file in the way.
+    """
+    home = _home_override()
+    if home is None:
+        return
+    found = existing_ancestor(home)
+    if not found.is_dir():
+        where = "is a file" if found == home.absolute() else f"lies inside the file {found}"
+        raise PathsError(
+            f"{HOME_ENV}={home} {where}, not a folder: point {HOME_ENV} at a folder "
+            "(it is created if missing), or unset it to use the usual per-user folders"
+        )
+
+
 def _home_override() -> Path | None:
     value = os.environ.get(HOME_ENV, "").strip()
     return Path(value).expanduser() if value else None

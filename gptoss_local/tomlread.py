@@ -11,10 +11,19 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-TOMLDecodeError = tomllib.TOMLDecodeError
+
+class TomlReadError(ValueError):
+    """The file is not valid TOML, or not UTF-8 text; the message says where."""
 
 
 def load_toml(path: Path) -> dict[str, Any]:
-    """Parse a TOML file; raises OSError or TOMLDecodeError."""
+    """Parse a TOML file; raises OSError, or TomlReadError (also for text that is not UTF-8)."""
     with path.open("rb") as handle:
-        return tomllib.load(handle)
+        try:
+            return tomllib.load(handle)
+        except tomllib.TOMLDecodeError as exc:
+            raise TomlReadError(str(exc)) from None
+        except UnicodeDecodeError as exc:
+            raise TomlReadError(
+                f"it is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+            ) from None

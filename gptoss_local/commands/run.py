@@ -11,6 +11,8 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from gptoss_local.commands.arg_types import bounded_float, positive_int
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `run`."""
@@ -21,10 +23,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="engine (default: the settings file's, else llamacpp)",
     )  # fmt: skip
     parser.add_argument("--instructions", help="instructions for the model (a system prompt)")
-    parser.add_argument("--max-tokens", type=int, metavar="N", help="stop after N generated tokens")
+    parser.add_argument(
+        "--max-tokens", type=positive_int, metavar="N", help="stop after N generated tokens"
+    )
     parser.add_argument("--seed", type=int, help="sampling seed, for repeatable output")
-    parser.add_argument("--temperature", type=float, default=1.0, help="default 1.0; 0 = greedy")
-    parser.add_argument("--top-p", type=float, default=1.0, help="default 1.0 (off)")
+    parser.add_argument(
+        "--temperature", type=bounded_float(0.0, 100.0), default=1.0,
+        help="default 1.0; 0 = greedy",
+    )  # fmt: skip
+    parser.add_argument(
+        "--top-p", type=bounded_float(0.0, 1.0, low_open=True), default=1.0,
+        help="default 1.0 (off)",
+    )  # fmt: skip
     parser.add_argument("--tools", type=Path, metavar="FILE", help="JSON list of function tools")
     parser.add_argument(
         "--cpu-sampling", action="store_true",
@@ -161,7 +171,14 @@ def _read_prompt(args: argparse.Namespace) -> str:
         return str(args.prompt)
     if sys.stdin is None or sys.stdin.isatty():
         raise WishError('give a prompt: gptoss-local run "your question" (or pipe it in)')
-    text = sys.stdin.read()
+    raw = sys.stdin.buffer.read()
+    try:
+        text = raw.decode("utf-8-sig")  # a BOM, as some Windows editors write, is not text
+    except UnicodeDecodeError as exc:
+        raise WishError(
+            f"the prompt read from stdin is not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
+            f"offset {exc.start}); convert it first, e.g. `iconv -f latin1 -t utf-8`"
+        ) from None
     if not text.strip():
         raise WishError("the prompt read from stdin is empty")
     return text
@@ -171,14 +188,44 @@ def _load_tools(path: Path | None) -> tuple[Any, ...]:
     if path is None:
         return ()
     from gptoss_local.errors import WishError
-    from gptoss_local.harmony import Tool
+    from gptoss_local.harmony import Tool, render_prompt
 
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        items = [item.get("function", item) for item in raw]
-        return tuple(Tool(i["name"], i.get("description", ""), i.get("parameters")) for i in items)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+    except RecursionError:
+        raise WishError(f"cannot read tools from {path}: its JSON is nested too deeply") from None
+    except (OSError, ValueError) as exc:
         raise WishError(f"cannot read tools from {path}: {exc}") from None
+    if not isinstance(raw, list):
+        raise WishError(f"{path}: expected a JSON list of function tools, not {_kind(raw)}")
+    tools = []
+    for index, item in enumerate(raw):
+        spec = item.get("function", item) if isinstance(item, dict) else item
+        name = spec.get("name") if isinstance(spec, dict) else None
+        if not isinstance(name, str) or not name:
+            raise WishError(f'{path}: tool {index} needs a "name" (a JSON object with one)')
+        description, parameters = spec.get("description", ""), spec.get("parameters")
+        if not isinstance(description, str) or not isinstance(parameters, (dict, type(None))):
+            raise WishError(
+                f'{path}: tool {name!r}: "description" must be text and "parameters" '
+                "a JSON schema object"
+            )
+        try:
+            tool = Tool(name, description, parameters)
+            render_prompt([], tools=[tool])  # a schema it cannot render fails here, not later
+        except ValueError as exc:  # a name that is not an identifier
+            raise WishError(f"{path}: tool {name!r} cannot be offered: {exc}") from None
+        except (TypeError, AttributeError, KeyError, RecursionError) as exc:
+            raise WishError(
+                f'{path}: tool {name!r}: its "parameters" schema is malformed ({exc})'
+            ) from None
+        tools.append(tool)
+    return tuple(tools)
+
+
+def _kind(value: object) -> str:
+    names: dict[type, str] = {dict: "an object", str: "a string"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _stderr(text: str, end: str = "\n") -> None:

@@ -46,6 +46,9 @@ def run_verify(args: argparse.Namespace) -> int:
             print(f"{f.verdict:<10} {f.path}")
         if check.gguf_problem:
             print(f"{'bad gguf':<10} {check.gguf_problem}")
+        if not all(f.recorded for f in check.files):
+            print(f"(the result could not be saved in {paths.models_dir()}: it is read-only, so "
+                  "`models` cannot show it)", file=sys.stderr)  # fmt: skip
         if not check.ok:
             print(f"{check.spec.name} is damaged: `gptoss-local pull {check.spec.name}` replaces "
                   "the bad file(s)", file=sys.stderr)  # fmt: skip

@@ -77,12 +77,19 @@ def import_file(
     if move and src.is_symlink():
         notice(f"{src} is a symbolic link; linking or copying its target instead of moving it")
         move = False
-    folder = paths.ensure_dir(paths.models_dir() if folder is None else folder)
+    folder = paths.models_dir() if folder is None else folder
     fp = file_paths(file.name, folder)
-    with FileLock(fp.lock).acquire(timeout=0):
-        if recorded_sha256(fp) == file.sha256:
-            return ImportResult(spec, file, fp.final, "present")
-        how = adopt(src, file, fp, progress, move=move)
+    try:
+        paths.ensure_dir(folder)
+        with FileLock(fp.lock).acquire(timeout=0):
+            if recorded_sha256(fp) == file.sha256:
+                return ImportResult(spec, file, fp.final, "present")
+            how = adopt(src, file, fp, progress, move=move)
+    except OSError as exc:  # a read-only folder or drive, no permission
+        raise StoreError(
+            f"cannot write into the models folder {folder}: {exc.strerror or exc}. Make it "
+            "writable, or set GPTOSS_LOCAL_HOME to a folder you can write to."
+        ) from None
     if how is None:
         raise StoreError(
             f"{src} has the right size but not the manifest's sha256 ({file.sha256}): it is "

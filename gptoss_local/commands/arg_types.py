@@ -1,0 +1,35 @@
+"""Argument types that refuse values the engine cannot use, with argparse's own error (exit 2)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (`--max-tokens`)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
+def bounded_float(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
+    """A finite number in [low, high] (or (low, high] with `low_open`); nan and inf refused."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+        too_low = value <= low if low_open else value < low
+        if not math.isfinite(value) or too_low or value > high:
+            bracket = "(" if low_open else "["
+            raise argparse.ArgumentTypeError(f"must be in {bracket}{low:g}, {high:g}], not {text}")
+        return value
+
+    return parse
