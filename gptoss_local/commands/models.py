@@ -10,7 +10,8 @@ _HINTS = {
     "absent": "download with `gptoss-local pull {alias}`",
     "partial": "finish with `gptoss-local pull {alias}` (it resumes)",
     "present": "not verified yet: `gptoss-local verify {alias}`",
-    "corrupt": "damaged: `gptoss-local pull {alias}` replaces it",
+    "corrupt": "damaged: `gptoss-local verify {alias}` says why, `gptoss-local pull {alias}` "
+    "replaces a damaged file",
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gptoss_local import __version__
-from gptoss_local.manifest_schema import is_loopback_host
+from gptoss_local.manifest_schema import has_control_character, is_loopback_host
 from gptoss_local.store.errors import StoreError
 
 USER_AGENT = f"gptoss-local/{__version__}"
@@ -29,14 +29,26 @@ class Final(Exception):
     """Retrying this source will not help: a 4xx, a wrong body, a TLS failure."""
 
 
+class Unresolvable(Final):
+    """The host name could not be resolved. Not worth a retry: without a working name lookup
+    (no network at all, no DNS) the answer stays the same, and each wait only delays the
+    advice to bring the file some other way."""
+
+
 def check_url(url: str) -> None:
     """Refuse anything but https://, or http:// to this machine (local test servers, proxies).
 
     Raises:
         StoreError: the URL would send the request in clear text over the network.
     """
-    parts = urlsplit(url)
-    if parts.scheme == "https" or (parts.scheme == "http" and is_loopback_host(parts.hostname)):
+    if has_control_character(url):
+        raise StoreError(f"refusing to download from {url!r}: it holds a control character")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:  # e.g. an unclosed [ of an IPv6 address
+        raise StoreError(f"refusing to download from {url!r}: {exc}") from None
+    if parts.scheme == "https" or (parts.scheme == "http" and is_loopback_host(host)):
         return
     raise StoreError(
         f"refusing to download from {url}: only https:// addresses are used "
@@ -90,6 +102,8 @@ def open_at(
         raise _http_error(exc.code, exc.reason) from None
     except urllib.error.URLError as exc:
         raise _url_error(exc.reason) from None
+    except socket.gaierror as exc:
+        raise Unresolvable(describe(exc)) from None
     except (http.client.HTTPException, OSError) as exc:
         raise Transient(describe(exc)) from None
 
@@ -116,6 +130,8 @@ def _url_error(reason: Any) -> Exception:
         return Final(f"TLS failed: {reason}")
     if isinstance(reason, (Final, Transient)):
         return reason
+    if isinstance(reason, socket.gaierror):
+        return Unresolvable(describe(reason))
     if isinstance(reason, BaseException):
         return Transient(describe(reason))
     return Transient(str(reason))

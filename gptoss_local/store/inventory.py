@@ -11,7 +11,7 @@ from typing import Any
 
 from gptoss_local.catalog import Catalog, ModelFile, ModelSpec
 from gptoss_local.store.layout import file_paths
-from gptoss_local.store.records import recorded_sha256
+from gptoss_local.store.records import recorded_gguf_problem, recorded_sha256
 
 STATES = ("absent", "partial", "present", "verified", "corrupt")
 
@@ -67,14 +67,15 @@ def file_state(file: ModelFile, folder: Path | None = None) -> FileState:
     fp = file_paths(file.name, folder)
     try:
         size = fp.final.stat().st_size
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the latter: the folder is a file
         try:
             part = fp.part.stat().st_size
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return FileState(file.name, "absent", file.bytes, 0, fp.final)
         return FileState(file.name, "partial", file.bytes, min(part, file.bytes), fp.final)
     recorded = recorded_sha256(fp) if size == file.bytes else None
-    if size != file.bytes or (recorded is not None and recorded != file.sha256):
+    wrong = recorded is not None and recorded != file.sha256
+    if size != file.bytes or wrong or recorded_gguf_problem(fp):
         state = "corrupt"
     else:
         state = "verified" if recorded == file.sha256 else "present"

@@ -45,6 +45,12 @@ def _owner(path: Path) -> dict | None:
     return data if isinstance(data, dict) else {}
 
 
+def foreign_host(owner: dict) -> str | None:
+    """The other computer's name when the lock was made on one (a folder shared over a network)."""
+    host = owner.get("host")
+    return host if isinstance(host, str) and host != socket.gethostname() else None
+
+
 def holder(path: Path) -> int | None:
     """The PID of the live process holding lock `path`, or None when it is free or stale."""
     owner = _owner(path)
@@ -55,7 +61,7 @@ def holder(path: Path) -> int | None:
     pid = owner.get("pid")
     if not isinstance(pid, int) or pid <= 0:
         return None
-    if owner.get("host") not in (None, socket.gethostname()):
+    if foreign_host(owner):
         return pid  # another machine sharing the folder: we cannot tell, so assume it is alive
     started = _start_time(pid)
     if started is None:
@@ -94,6 +100,7 @@ class FileLock:
             if pid is None:
                 self._break_stale()
                 continue
+            self._refuse_foreign(pid)
             if deadline is not None and time.monotonic() >= deadline:
                 who = "another gptoss-local process" if pid < 0 else f"process {pid}"
                 raise LockedError(
@@ -106,6 +113,17 @@ class FileLock:
             time.sleep(poll)
         self._held = True
         return self
+
+    def _refuse_foreign(self, pid: int) -> None:
+        """A lock made on another computer: whether it is stale cannot be told from here, so
+        waiting could last for ever. Say whose it is and how to clear it instead."""
+        host = foreign_host(_owner(self.path) or {})
+        if host:
+            raise LockedError(
+                f"{self.path.name[: -len('.lock')]} is locked by gptoss-local on another "
+                f"computer, {host!r} (process {pid}); lock file {self.path}. If no pull is "
+                f"running on {host}, delete the lock file and run again."
+            )
 
     def _try_create(self) -> bool:
         try:

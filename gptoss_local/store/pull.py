@@ -37,8 +37,9 @@ from gptoss_local.store.pull_file import (
     offline_message,
     reuse_copy,
 )
-from gptoss_local.store.records import recorded_sha256
+from gptoss_local.store.records import recorded_sha256, write_record
 from gptoss_local.store.reuse import find_copies
+from gptoss_local.store.verify import gguf_problem
 
 DISK_MARGIN = 1 << 30  # room to leave free: logs, history, the OS
 
@@ -133,10 +134,9 @@ def pull_model(
         raise StoreError(f"cannot write {where}: {exc.strerror or exc}") from None
     overall.finish()
     entry = fps[0].final
-    if entry.suffix == ".gguf":
-        from gptoss_local.store.gguf_check import check_gguf
-
-        check_gguf(entry)
+    if entry.suffix == ".gguf" and (refused := gguf_problem(entry)):
+        write_record(fps[0], spec.files[0].sha256, str(refused))  # so `models` says corrupt
+        raise refused
     return PullResult(spec, entry, tuple(outcomes))
 
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gptoss_local.catalog import ModelSpec
 from gptoss_local.store.hashing import sha256_file
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.progress import Meter, ProgressFn, ignore_progress
 from gptoss_local.store.records import write_record
+
+if TYPE_CHECKING:
+    from gptoss_local.store.gguf_check import GgufError
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,7 @@ class FileCheck:
     path: Path
     verdict: str
     sha256: str | None = None
+    recorded: bool = True  # False: the result could not be saved (a read-only folder)
 
 
 @dataclass(frozen=True)
@@ -51,15 +56,24 @@ def verify_model(
             checks.append(FileCheck(file.name, fp.final, "wrong size"))
             continue
         sha = sha256_file(fp.final, Meter(progress, "verify", file.name, file.bytes))
-        write_record(fp, sha)
+        recorded = write_record(fp, sha)
         verdict = "ok" if sha == file.sha256 else "mismatch"
-        checks.append(FileCheck(file.name, fp.final, verdict, sha))
+        checks.append(FileCheck(file.name, fp.final, verdict, sha, recorded))
     problem = None
     if all(c.verdict == "ok" for c in checks) and checks[0].path.suffix == ".gguf":
-        from gptoss_local.store.gguf_check import GgufError, check_gguf
-
-        try:
-            check_gguf(checks[0].path)
-        except GgufError as exc:
-            problem = str(exc)
+        refused = gguf_problem(checks[0].path)
+        if refused:  # so that `models` stops calling it verified
+            problem = str(refused)
+            write_record(file_paths(spec.files[0].name, folder), spec.files[0].sha256, problem)
     return ModelCheck(spec, tuple(checks), problem)
+
+
+def gguf_problem(path: Path) -> GgufError | None:
+    """Why the GGUF check refuses the model whose (first) file is `path`; None when it is fine."""
+    from gptoss_local.store.gguf_check import GgufError, check_gguf
+
+    try:
+        check_gguf(path)
+    except GgufError as exc:
+        return exc
+    return None
