@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from gptoss_local.catalog import ModelFile
 from gptoss_local.store.errors import SourceError
-from gptoss_local.store.http_fetch import Final, Transient, describe, open_at
+from gptoss_local.store.http_fetch import Final, Transient, Unresolvable, describe, open_at
 from gptoss_local.store.progress import Meter, Notice, size_text
 from gptoss_local.store.sink import HashingSink
 
@@ -90,7 +90,7 @@ def fetch(
             with open_at(opener, url, job.sink.size, policy.timeout) as response:
                 _consume(job, response, source)
         except Final as exc:
-            raise SourceError(source, str(exc)) from None
+            raise SourceError(source, str(exc), isinstance(exc, Unresolvable)) from None
         except Transient as exc:
             failures = 1 if job.sink.size > before else failures + 1
             if failures >= policy.attempts:

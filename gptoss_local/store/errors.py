@@ -23,9 +23,16 @@ class LockedError(StoreError):
     """Another gptoss-local process is working on the same file."""
 
 
-class SourceError(StoreError):
-    """One download source failed for good (after its retries); the next source may work."""
+class NoNetworkError(StoreError):
+    """No source's host name could be resolved: this PC is offline, or has no DNS."""
 
-    def __init__(self, source: str, message: str) -> None:
+
+class SourceError(StoreError):
+    """One download source failed for good (after its retries); the next source may work.
+
+    `unresolved` is True when its host name could not be resolved (no network, no DNS).
+    """
+
+    def __init__(self, source: str, message: str, unresolved: bool = False) -> None:
         super().__init__(f"{source}: {message}")
-        self.source, self.reason = source, message
+        self.source, self.reason, self.unresolved = source, message, unresolved

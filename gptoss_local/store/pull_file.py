@@ -6,11 +6,12 @@ import os
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from gptoss_local.catalog import ModelFile, ModelSpec, Source
 from gptoss_local.store.adopt import adopt
 from gptoss_local.store.download import Job, RetryPolicy, fetch
-from gptoss_local.store.errors import OfflineError, SourceError, StoreError
+from gptoss_local.store.errors import NoNetworkError, OfflineError, SourceError, StoreError
 from gptoss_local.store.hashing import hash_file, sha256_file
 from gptoss_local.store.http_fetch import build_opener
 from gptoss_local.store.layout import FilePaths
@@ -131,6 +132,8 @@ def download_file(
         sink.close()
         if task.fp.part.exists() and task.fp.part.stat().st_size == 0:
             task.fp.part.unlink()
+    if failures and all(f.unresolved for f in failures):
+        raise NoNetworkError(no_network_message(task, sources))
     reasons = "\n".join(f"  - {f}" for f in failures)
     kept = f"\n{task.damaged}; it was left in place." if task.damaged else ""
     raise StoreError(f"could not download {task.file.name} from any source:\n{reasons}{kept}")
@@ -205,3 +208,38 @@ def damaged_offline_message(task: FileTask, reason: str) -> str:
         f"{f.sha256}) from another PC with `gptoss-local import FILE`, or run "
         f"`gptoss-local pull {task.spec.name}` without offline mode."
     )
+
+
+def no_network_message(task: FileTask, sources: tuple[Source, ...]) -> str:
+    """No source could even be looked up: how to bring the files from a PC that is online."""
+    spec, folder = task.spec, task.fp.final.parent
+    needed = [f for f in spec.files if f == task.file or _size(folder / f.name) != f.bytes]
+    hosts = ", ".join(dict.fromkeys(_host(s.url_for(spec, task.file, task.env)) for s in sources))
+    listed = "\n".join(
+        f"  - {f.name} ({f.bytes:,} bytes, sha256 {f.sha256})\n"
+        f"    {sources[0].url_for(spec, f, task.env)}"
+        for f in needed
+    )
+    return (
+        f"cannot download {spec.name}: no download source could be reached ({hosts}: the host "
+        "names cannot be resolved), so this PC seems to have no internet connection.\n"
+        f"On a PC that has one, download:\n{listed}\n"
+        "bring the file(s) here (a USB drive will do) and run `gptoss-local import FILE` for "
+        "each: it checks the file and puts it in place. Or connect this PC and try again."
+    )
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).hostname or url
+    except ValueError:
+        return url
