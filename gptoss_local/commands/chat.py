@@ -3,19 +3,29 @@
 The first run (and any run whose model is not downloaded) opens on the first-run screen; later
 runs load the remembered model straight away. Loading happens inside the app, with progress.
 Mistakes that need no model — an unknown chat id, a bad --model-path file, an unknown
---model — are plain errors on the terminal (exit 2 through the CLI) before the app starts.
+--model — are plain errors on the terminal (exit 2 through the CLI) before the app starts, and so
+is a damaged history. If the history fails while the app runs, the app shows it and keeps the
+text being sent in the input box; at exit the error is printed again, that text is saved to a
+file, and the exit code is 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import os
+import sys
 from pathlib import Path
+
+from gptoss_local.commands.chats import chat_id
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `chat` beyond the shared model wishes."""
     parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
-    parser.add_argument("--chat", type=int, metavar="ID", help="reopen a saved chat (see `chats`)")
+    parser.add_argument(
+        "--chat", type=chat_id, metavar="ID", help="reopen a saved chat (see `chats`)"
+    )
     parser.add_argument(
         "--backend", choices=("llamacpp", "ollama"),
         help="engine (default: the settings file's, else llamacpp)",
@@ -49,4 +59,39 @@ def run_chat(args: argparse.Namespace) -> int:
             app.run()
         finally:
             app.close_backend()
+        if app.history_error is not None:  # before closing the history, which may fail too
+            return _report_history_failure(app.history_error, app.unsent_text())
     return 0
+
+
+def _report_history_failure(error: Exception, unsent: str) -> int:
+    """Say again why the history failed, and keep the text the user could not send; exit 2."""
+    print(f"gptoss-local: error: {error}", file=sys.stderr)
+    if unsent.strip():
+        try:
+            saved = _save_unsent(unsent)
+        except OSError as exc:  # the text is still worth showing rather than losing
+            print(f"gptoss-local: cannot save your unsent message ({exc}); it was:\n{unsent}",
+                  file=sys.stderr)  # fmt: skip
+        else:
+            print(f"gptoss-local: your unsent message is saved in {saved}", file=sys.stderr)
+    return 2
+
+
+def _save_unsent(text: str) -> Path:
+    # Private like the history (0600, created anew: O_EXCL never writes through an existing file).
+    from gptoss_local import paths
+
+    folder = paths.data_dir()
+    paths.ensure_dir(folder, mode=0o700)
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    for attempt in range(100):
+        path = folder / (f"unsent-{stamp}.txt" if attempt == 0 else f"unsent-{stamp}-{attempt}.txt")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        with open(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        return path
+    raise FileExistsError(f"too many unsent-{stamp}-*.txt files in {folder}")

@@ -14,6 +14,22 @@ if TYPE_CHECKING:
     from gptoss_local.session.records import Chat
 
 _TITLE_WIDTH = 48
+_LARGEST_ID = 2**63 - 1  # SQLite's INTEGER; a larger id cannot even be looked up
+
+
+def chat_id(text: str) -> int:
+    """The argparse type of a chat id: 1 to 2**63 - 1, else no chat has it (argparse exits 2)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a chat id; `gptoss-local chats` lists the saved chats"
+        ) from None
+    if not 1 <= number <= _LARGEST_ID:
+        raise argparse.ArgumentTypeError(
+            f"no chat with id {text}; `gptoss-local chats` lists the saved chats"
+        )
+    return number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write one chat as Markdown or JSON",
         description="Write a chat with every message, its reasoning and its stats.",
     )
-    export.add_argument("id", type=int, help="the chat's id (see `gptoss-local chats`)")
+    export.add_argument("id", type=chat_id, help="the chat's id (see `gptoss-local chats`)")
     export.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
     export.add_argument("--output", "-o", type=Path, metavar="FILE", help="default: stdout")
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 
 class HistoryError(Exception):
     """The chat history cannot be opened or does not hold what was asked for."""
@@ -17,3 +20,16 @@ class UnknownChatError(HistoryError):
 
 class SchemaTooNewError(HistoryError):
     """The history file was written by a newer gptoss-local than this one."""
+
+
+class HistoryDamagedError(HistoryError):
+    """SQLite finds the history file damaged (malformed pages, or not a database at all)."""
+
+    def __init__(self, path: Path, detail: str) -> None:
+        quoted = shlex.quote(str(path))
+        super().__init__(
+            f"the chat history {path} is damaged ({detail}): it is not a usable chat history. "
+            f"To go on, move it away — `mv {quoted} {quoted}.damaged` — and gptoss-local starts "
+            "a new, empty one; the old file may be recoverable with sqlite3's .recover command."
+        )
+        self.path = path

@@ -6,7 +6,9 @@ tool calls when it ends. A process that dies mid-reply leaves that row "partial"
 written so far; `recover_interrupted()` finds such rows at the next start.
 
 Threads: one `History` holds one connection (``check_same_thread=False``) and an `RLock` taken by
-every public method, so the TUI's streaming worker and its UI thread may share it. Other
+every public method, so the TUI's streaming worker and its UI thread may share it. Errors: the
+file is checked when opened; an sqlite3 error later (the file damaged underneath, a full disk)
+leaves every public method as a `HistoryError` (`replies.ReplyWriter._locked`). Other
 processes (e.g. `gptoss-local chats`) may open the file at the same time: WAL lets them read while
 a reply is written, and writers wait up to 5 s for each other.
 """
@@ -68,23 +70,30 @@ class History(ReplyWriter):
             migrations: The schema migrations (tests pass their own).
 
         Raises:
+            HistoryDamagedError: The file is damaged (SQLite's quick_check fails).
             HistoryError: The file cannot be opened or is not a history.
             SchemaTooNewError: A newer gptoss-local wrote the file.
         """
-        self.path = path or storage.default_path()
-        conn = storage.connect(self.path, migrations)
+        path = path or storage.default_path()
+        conn = storage.connect(path, migrations)
         conn.row_factory = sqlite3.Row
         conn.create_function("gl_contains", 2, _contains, deterministic=True)
-        super().__init__(conn, threading.RLock(), now, flush_interval, flush_chars, clock)
+        super().__init__(path, conn, threading.RLock(), now, flush_interval, flush_chars, clock)
 
     def close(self) -> None:
-        """Write any buffered text and close the file (replies in progress stay "partial")."""
-        with self._lock:
+        """Write any buffered text and close the file (replies in progress stay "partial").
+
+        Raises:
+            HistoryError: The buffered text could not be written; the file is closed anyway.
+        """
+        with self._locked() as conn:
             if self._closed:
                 return
-            self.flush()
-            self._conn.close()
-            self._closed = True
+            try:
+                self.flush()
+            finally:
+                self._closed = True
+                conn.close()
 
     def __enter__(self) -> History:
         return self
@@ -138,14 +147,14 @@ class History(ReplyWriter):
             params.append(search.casefold())
         params.append(-1 if limit is None else limit)  # LIMIT -1 is no limit
         order = f" ORDER BY c.updated_at DESC, c.id DESC LIMIT ?{len(params)}"
-        with self._lock:
+        with self._locked():
             self.flush()  # so that a search finds text still streaming
             rows = self._conn.execute(_CHAT_SELECT + where + order, params).fetchall()
         return [chat_from_row(row) for row in rows]
 
     def get_chat(self, chat_id: int) -> Chat:
         """One chat. Raises `UnknownChatError` when there is none with that id."""
-        with self._lock:
+        with self._locked():
             row = self._conn.execute(f"{_CHAT_SELECT} WHERE c.id = ?", (chat_id,)).fetchone()
         if row is None:
             raise UnknownChatError(chat_id)
@@ -210,7 +219,7 @@ class History(ReplyWriter):
     def messages(self, chat_id: int) -> list[StoredMessage]:
         """A chat's messages in order, with any text still buffered."""
         self.get_chat(chat_id)
-        with self._lock:
+        with self._locked():
             self.flush()
             rows = self._conn.execute(
                 "SELECT * FROM messages WHERE chat_id = ? ORDER BY seq", (chat_id,)

@@ -4,6 +4,10 @@
 reply lifecycle (`begin_assistant_message` → `append_to_assistant`/`record` per delta →
 `finish_assistant`, `mark_stopped` or `fail_assistant`). Deltas go to a `DeltaBuffer` and reach
 SQLite at most every `flush_interval` seconds, so a per-token call costs microseconds.
+
+Every use of the connection goes through `_locked()` (or `_write()`, which uses it): it takes the
+lock and turns an `sqlite3.Error` into a `HistoryError`, a damaged file into a
+`HistoryDamagedError` that says how to move it away. So no public method lets an sqlite3 error out.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Literal
 
 from gptoss_local.backends.base import Stats
@@ -27,6 +32,7 @@ from gptoss_local.session.records import (
     stats_to_json,
     time_text,
 )
+from gptoss_local.session.storage import sqlite_errors
 
 
 class ReplyWriter:
@@ -34,6 +40,7 @@ class ReplyWriter:
 
     def __init__(
         self,
+        path: Path,
         conn: sqlite3.Connection,
         lock: threading.RLock,
         now: Callable[[], dt.datetime],
@@ -41,6 +48,7 @@ class ReplyWriter:
         flush_chars: int,
         clock: Callable[[], float],
     ) -> None:
+        self.path = path
         self._conn, self._lock, self._now = conn, lock, now
         self._buffer = DeltaBuffer(flush_interval, flush_chars, clock)
         self._closed = False
@@ -72,7 +80,7 @@ class ReplyWriter:
         Raises:
             HistoryError: `message_id` is not a reply in progress.
         """
-        with self._lock:
+        with self._locked():
             if message_id not in self._buffer:
                 self._check_partial(message_id)
                 self._buffer.start(message_id)
@@ -89,14 +97,14 @@ class ReplyWriter:
         elif isinstance(event, AnswerDelta | PreambleDelta):
             self.append_to_assistant(message_id, answer=event.text)
         elif isinstance(event, ToolCall):
-            with self._lock:
+            with self._locked():
                 self.append_to_assistant(message_id)
                 self._buffer.add_call(message_id, event)
                 self._flush_one(message_id)
 
     def flush(self) -> None:
         """Write all buffered text now (reads call this, so they always see every delta)."""
-        with self._lock:
+        with self._locked():
             for message_id in self._buffer.ids():
                 self._flush_one(message_id)
 
@@ -152,7 +160,7 @@ class ReplyWriter:
         reply) or keep its text (`mark_stopped`). Replies this `History` is writing are not
         included.
         """
-        with self._lock:
+        with self._locked():
             self.flush()
             rows = self._conn.execute(
                 "SELECT * FROM messages WHERE status = 'partial' ORDER BY created_at, id"
@@ -162,7 +170,7 @@ class ReplyWriter:
 
     def get_message(self, message_id: int) -> StoredMessage:
         """One message, with any text still buffered."""
-        with self._lock:
+        with self._locked():
             self.flush()
             found = self._conn.execute("SELECT * FROM messages WHERE id = ?", (message_id,))
             row = found.fetchone()
@@ -178,16 +186,18 @@ class ReplyWriter:
         sql = (
             "UPDATE messages SET reasoning = reasoning || ?, content = content || ?, updated_at = ?"
         )
-        if calls:
-            old = self._conn.execute("SELECT tool_calls FROM messages WHERE id = ?", (message_id,))
-            stored = json.loads(old.fetchone()["tool_calls"] or "[]")
-            sql += ", tool_calls = ?"
-            params.append(json.dumps(stored + [call_to_dict(c) for c in calls], ensure_ascii=False))
         try:
+            if calls:
+                old = self._conn.execute("SELECT tool_calls FROM messages WHERE id = ?",
+                                         (message_id,))  # fmt: skip
+                stored = json.loads(old.fetchone()["tool_calls"] or "[]")
+                sql += ", tool_calls = ?"
+                params.append(json.dumps(stored + [call_to_dict(c) for c in calls],
+                                         ensure_ascii=False))  # fmt: skip
             self._conn.execute(sql + " WHERE id = ?", [*params, message_id])
-        except sqlite3.Error as exc:
+        except sqlite3.Error:  # kept for the next flush; `_locked` says what went wrong
             self._buffer.restore(message_id, reasoning, content, calls)
-            raise HistoryError(f"cannot save the reply to the chat history: {exc}") from exc
+            raise
         self.flush_count += 1
 
     def _check_partial(self, message_id: int) -> int:
@@ -230,26 +240,31 @@ class ReplyWriter:
 
     def _forget_deleted(self) -> None:
         # Replies deleted while streaming (a chat deleted mid-reply) must not be written again.
-        with self._lock:
+        with self._locked():
             for message_id in self._buffer.ids():
                 found = self._conn.execute("SELECT 1 FROM messages WHERE id = ?", (message_id,))
                 if found.fetchone() is None:
                     self._buffer.stop(message_id)
 
     @contextmanager
+    def _locked(self) -> Iterator[sqlite3.Connection]:
+        # The connection under the lock; an sqlite3 error inside becomes a HistoryError.
+        with self._lock, sqlite_errors(self.path):
+            yield self._conn
+
+    @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         # One short write transaction; IMMEDIATE takes the file's write lock up front, so a
         # second process waits (busy_timeout) instead of failing halfway.
-        with self._lock:
+        with self._locked() as conn:
             if self._closed:
                 raise HistoryError("the chat history is closed")
+            conn.execute("BEGIN IMMEDIATE")  # may fail: locked by another process for 5 s
             try:
-                self._conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:  # locked by another process for 5 s, full disk
-                raise HistoryError(f"cannot write the chat history: {exc}") from exc
-            try:
-                yield self._conn
-                self._conn.execute("COMMIT")
+                yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite may have rolled back already (damage, I/O)
+                    with suppress(sqlite3.Error):  # the first error is the one to report
+                        conn.execute("ROLLBACK")
                 raise

@@ -2,7 +2,8 @@
 
 The engine runs in a thread worker (`pump.run_reply`) and talks to the UI only by posting
 messages; the UI thread owns every widget. Stopping sets a `threading.Event` the backend checks
-between tokens, so the partial reply is kept and saved as "stopped".
+between tokens, so the partial reply is kept and saved as "stopped". The input box is emptied
+only once a message is saved and its reply started: if the history fails, the text stays there.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from gptoss_local.harmony import EFFORTS
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.tui.actions import ACTIONS, bindings
-from gptoss_local.tui.chat_actions import ChatActions
+from gptoss_local.tui.chat_actions import ChatActions, reports_history_errors
 from gptoss_local.tui.copying import CopyActions
 from gptoss_local.tui.live_vram import LiveVram
 from gptoss_local.tui.loading import LoadingBanner
@@ -77,18 +78,24 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, Warmin
         self._cancel: threading.Event | None = None
         self._reply: ReplyView | None = None
         self._sent: list[str] = []  # the messages sent in this session, for input history
+        self.history_error: HistoryError | None = None  # see `ChatActions.history_failed`
+        self._input = ChatInput(id="input", soft_wrap=True, show_line_numbers=False)
 
     @property
     def busy(self) -> bool:
         """Whether a reply is being written."""
         return self._reply is not None
 
+    def unsent_text(self) -> str:
+        """What is in the input box (also after the app has exited)."""
+        return self._input.text
+
     def compose(self) -> ComposeResult:
         yield Header()
         yield Sidebar(id="sidebar")
         yield LoadingBanner(id="loading")
         yield ChatLog(id="log")
-        yield ChatInput(id="input", soft_wrap=True, show_line_numbers=False)
+        yield self._input
         yield StatusBar(self.effort)
         yield Footer()
 
@@ -133,32 +140,35 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, Warmin
                 ).id
                 self.instructions = ""  # the chat keeps them now
             self.history.add_user_message(self.chat_id, text)
-        except HistoryError as exc:
-            self.notify(str(exc), title="Cannot save the message", severity="error", markup=False)
+            await self.query_one(ChatLog).mount(UserMessage(text))
+            self._show_status()  # the chat's title comes from its first message
+            if self.query_one(Sidebar).display:
+                self.refresh_sidebar()  # a new chat, or this one moved to the top
+        except HistoryError as exc:  # the text stays in the box, to send again or keep at exit
+            self.history_failed(exc, "Cannot save the message")
             return
+        if not await self._start_reply(self.chat_id):
+            return  # saved, but the history failed: the box keeps the text all the same
         box = self.query_one(ChatInput)
         box.clear()
         box.remember(text)
         self._sent.append(text)
-        await self.query_one(ChatLog).mount(UserMessage(text))
-        self._show_status()  # the chat's title comes from its first message
-        if self.query_one(Sidebar).display:
-            self.refresh_sidebar()  # a new chat, or this one moved to the top
-        await self._start_reply(self.chat_id)
 
-    async def _start_reply(self, chat_id: int) -> None:
+    async def _start_reply(self, chat_id: int) -> bool:
+        """Start the reply worker; False when the history failed (shown and remembered)."""
         self.stop_warming()  # the reply's worker waits for the backend until it has stopped
         try:
             conversation = self.history.to_conversation(chat_id)
             reply_id = self.history.begin_assistant_message(chat_id, effort=self.effort).id
         except HistoryError as exc:
-            self.notify(str(exc), title="Cannot start the reply", severity="error", markup=False)
-            return
+            self.history_failed(exc, "Cannot start the reply")
+            return False
         self._reply = ReplyView(live=True, keep_open=self.show_reasoning)
         await self.query_one(ChatLog).mount(self._reply)
         self._cancel = threading.Event()
         settings = with_effort(self.generation, self.effort)
         self._generate(reply_id, conversation, settings, self._cancel)
+        return True
 
     @work(thread=True, group="reply", exit_on_error=False)
     def _generate(
@@ -189,8 +199,11 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, Warmin
 
     async def on_reply_failed(self, message: ReplyFailed) -> None:
         await self._end_reply(f"failed: {message.error}")
-        self.notify(message.error, title="The model failed", severity="error", timeout=10,
-                    markup=False)  # fmt: skip
+        if message.history_error is not None:
+            self.history_failed(message.history_error, "Cannot save the reply")
+        else:
+            self.notify(message.error, title="The model failed", severity="error", timeout=10,
+                        markup=False)  # fmt: skip
         self.warm_up()
 
     async def _end_reply(self, note: str) -> None:
@@ -213,6 +226,7 @@ class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, Warmin
         self.stop_warming()
         self.exit()
 
+    @reports_history_errors("Cannot save the effort")
     def action_cycle_effort(self) -> None:
         """Switch to the next reasoning effort, stored with the chat."""
         self.effort = EFFORTS[(EFFORTS.index(self.effort) + 1) % len(EFFORTS)]

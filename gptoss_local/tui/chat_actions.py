@@ -1,11 +1,16 @@
 """The app's actions on saved chats: regenerate, edit, new, switch, rename, delete, sidebar.
 
-A mixin of `ChatApp`, kept apart so the app module stays about streaming.
+A mixin of `ChatApp`, kept apart so the app module stays about streaming. An action whose
+history call fails (`HistoryError`: the file damaged, the disk full) shows why and remembers the
+error, which `gptoss-local chat` reports again at exit (`reports_history_errors`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from textual.widgets import Input
 
@@ -24,6 +29,38 @@ if TYPE_CHECKING:
 else:
     _Base = object
 
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def reports_history_errors(title: str) -> Callable[[_Method], _Method]:
+    """Decorate a handler (sync or async) so that a `HistoryError` it raises is shown with
+    `title` and remembered (`ChatActions.history_failed`) instead of ending the app."""
+
+    def decorate(method: _Method) -> _Method:
+        if inspect.iscoroutinefunction(method):
+
+            @functools.wraps(method)
+            async def run_async(self: ChatActions, *args: object, **kwargs: object) -> object:
+                try:
+                    return await method(self, *args, **kwargs)
+                except HistoryError as exc:
+                    self.history_failed(exc, title)
+                    return None
+
+            return cast(_Method, run_async)
+
+        @functools.wraps(method)
+        def run(self: ChatActions, *args: object, **kwargs: object) -> object:
+            try:
+                return method(self, *args, **kwargs)
+            except HistoryError as exc:
+                self.history_failed(exc, title)
+                return None
+
+        return cast(_Method, run)
+
+    return decorate
+
 
 class ChatActions(_Base):
     """Actions on the history; the app provides the attributes and methods declared here."""
@@ -32,13 +69,14 @@ class ChatActions(_Base):
     chat_id: int | None
     instructions: str  # of a new chat not yet saved; a saved chat keeps its own
     editing: int | None = None  # the user message being edited (Ctrl+L), until sent or Esc
+    history_error: HistoryError | None = None  # the last failure of the history, for the exit
 
     @property
     def busy(self) -> bool:
         """Whether a reply is being written (the app overrides this)."""
         raise NotImplementedError
 
-    async def _start_reply(self, chat_id: int) -> None:
+    async def _start_reply(self, chat_id: int) -> bool:
         raise NotImplementedError
 
     async def _render_chat(self) -> None:
@@ -48,11 +86,18 @@ class ChatActions(_Base):
 
         def warm_up(self) -> None: ...
 
+    def history_failed(self, error: HistoryError, title: str) -> None:
+        """Show a failure of the history and remember it: `gptoss-local chat` says it again at
+        exit (exit code 2) and saves what is left in the input box."""
+        self.history_error = error
+        self.notify(str(error), title=title, severity="error", timeout=30, markup=False)
+
     def _idle(self) -> bool:
         if self.busy:
             self.notify("A reply is being written: wait, or press Esc to stop it.")
         return not self.busy
 
+    @reports_history_errors("Cannot regenerate the reply")
     async def action_regenerate(self) -> None:
         """Delete the last reply and write it again."""
         if not self._idle() or self.chat_id is None:
@@ -65,6 +110,7 @@ class ChatActions(_Base):
             await self._render_chat()
         await self._start_reply(self.chat_id)
 
+    @reports_history_errors("Cannot edit the last message")
     async def action_edit_last(self) -> None:
         """Put the last user message into the input box to edit; sending it replaces the old
         message and what followed, Esc keeps them (nothing is deleted before that)."""
@@ -101,6 +147,7 @@ class ChatActions(_Base):
         """Start an empty chat (created in the history when the first message is sent)."""
         await self.open_chat(None)
 
+    @reports_history_errors("Cannot open the chat")
     async def open_chat(self, chat_id: int | None) -> None:
         """Show the chat `chat_id` (None: a new one) in the log."""
         if not self._idle():
@@ -110,6 +157,7 @@ class ChatActions(_Base):
         self.refresh_sidebar()
         self.query_one(ChatInput).focus()
 
+    @reports_history_errors("Cannot list the chats")
     def action_toggle_sidebar(self) -> None:
         """Show or hide the list of saved chats."""
         sidebar = self.query_one(Sidebar)
@@ -120,6 +168,7 @@ class ChatActions(_Base):
         else:
             self.query_one(ChatInput).focus()
 
+    @reports_history_errors("Cannot list the chats")
     def action_search_chats(self) -> None:
         """Open the sidebar with the focus in its search box."""
         sidebar = self.query_one(Sidebar)
@@ -135,6 +184,7 @@ class ChatActions(_Base):
         sidebar.query_one(ChatList).show(chats, self.chat_id)
 
     # Handlers by name: `@on` is only collected on Textual classes, and this mixin is not one.
+    @reports_history_errors("Cannot list the chats")
     def on_input_changed(self, event: Input.Changed) -> None:
         """List the chats again as the search changes."""
         if event.input.id == "chat_search":
@@ -154,6 +204,7 @@ class ChatActions(_Base):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
+    @reports_history_errors("Cannot read the instructions")
     def action_edit_instructions(self) -> None:
         """Edit the open chat's instructions; a new chat gets them when it is saved."""
         chat_id = self.chat_id
@@ -163,6 +214,7 @@ class ChatActions(_Base):
         self.push_screen(InstructionsScreen(current),
                          lambda text: self._set_instructions(chat_id, text))  # fmt: skip
 
+    @reports_history_errors("Cannot save the instructions")
     def _set_instructions(self, chat_id: int | None, text: str | None) -> None:
         if text is None:
             return
@@ -173,6 +225,7 @@ class ChatActions(_Base):
         self.notify("Instructions saved." if text else "Instructions removed.", timeout=2)
         self.warm_up()  # they are in the developer message, at the start of the prompt
 
+    @reports_history_errors("Cannot rename the chat")
     def action_rename_chat(self) -> None:
         """Ask for a new title of the open chat."""
         chat_id = self.chat_id
@@ -181,12 +234,14 @@ class ChatActions(_Base):
         self.push_screen(RenameScreen(self.history.get_chat(chat_id).title),
                          lambda title: self._rename(chat_id, title))  # fmt: skip
 
+    @reports_history_errors("Cannot rename the chat")
     def _rename(self, chat_id: int, title: str | None) -> None:
         if title:
             self.history.rename_chat(chat_id, title)
             self.refresh_sidebar()
             self.sub_title = title
 
+    @reports_history_errors("Cannot delete the chat")
     def action_delete_chat(self) -> None:
         """Delete the open chat after asking."""
         chat_id = self.chat_id
@@ -196,13 +251,10 @@ class ChatActions(_Base):
         question = f"Delete “{title}” and all its messages?"
         self.push_screen(ConfirmScreen(question), lambda yes: self._delete(chat_id, yes))
 
+    @reports_history_errors("Cannot delete the chat")
     async def _delete(self, chat_id: int, yes: bool | None) -> None:
         if not yes:
             return
-        try:
-            self.history.delete_chat(chat_id)
-        except HistoryError as exc:
-            self.notify(str(exc), title="Cannot delete the chat", severity="error", markup=False)
-            return
+        self.history.delete_chat(chat_id)
         await self.open_chat(None)
         self.notify("Chat deleted.", timeout=2)

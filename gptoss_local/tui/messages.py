@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from gptoss_local.backends.base import BackendInfo, Stats
+from gptoss_local.session.errors import HistoryError
 
 
 @dataclass
@@ -34,6 +35,8 @@ class ReplyFinished(Message):
 
 @dataclass
 class ReplyFailed(Message):
-    """The backend raised; the reply is saved as failed with this error."""
+    """The backend raised, or the history did (`history_error`); the reply is saved as failed
+    with this error where the history still can."""
 
     error: str
+    history_error: HistoryError | None = None

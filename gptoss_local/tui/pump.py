@@ -24,6 +24,7 @@ from gptoss_local.backends.base import (
     Stats,
 )
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
+from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.tui.messages import ReplyFailed, ReplyFinished, ReplyStreamed
 
@@ -81,7 +82,7 @@ def run_reply(
     """Stream one reply into history row `reply_id`, posting batches, then how it ended.
 
     Never raises: a `BackendError` (or any other failure, which must not kill the app) marks the
-    reply failed and posts `ReplyFailed`.
+    reply failed and posts `ReplyFailed`, which carries the `HistoryError` if the history failed.
     """
     batcher = Batcher(post)
     stats: Stats | None = None
@@ -100,12 +101,16 @@ def run_reply(
         post(ReplyFinished(stats, cancel.is_set()))
     except Exception as exc:  # any failure becomes a notification, never a crashed app
         batcher.flush()
-        message = str(exc) if isinstance(exc, BackendError) else f"unexpected error: {exc!r}"
+        known = isinstance(exc, BackendError | HistoryError)
+        message = str(exc) if known else f"unexpected error: {exc!r}"
+        failed = exc if isinstance(exc, HistoryError) else None
         try:
             history.fail_assistant(reply_id, message, stats)
         except Exception as again:  # the history itself may be what failed
-            message += f" (and the reply could not be saved: {again})"
-        post(ReplyFailed(message))
+            if failed is None:
+                message += f" (and the reply could not be saved: {again})"
+                failed = again if isinstance(again, HistoryError) else None
+        post(ReplyFailed(message, failed))
 
 
 def favour_the_engine_thread() -> float:
