@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -131,12 +132,24 @@ def _export(path: Path, chat_id: int, fmt: str, output: Path | None) -> int:
 
 
 def _write_private(output: Path, text: str) -> None:
-    # A chat is private: a new export file is readable by its owner only, like the history.
+    # A chat is private: the export is readable by its owner only, also where it replaces an
+    # older, looser file. A temporary file (mkstemp makes it 0600) in the same folder is synced
+    # and renamed over `output`, so a failure halfway leaves the old file whole.
+    import tempfile
+
     from gptoss_local.session.errors import HistoryError
 
     try:
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        fd, temp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
+        try:
+            with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, output)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
     except OSError as exc:
         raise HistoryError(f"cannot write {output}: {exc.strerror or exc}") from exc
