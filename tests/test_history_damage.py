@@ -163,14 +163,14 @@ def test_ids_too_large_for_sqlite_are_unknown_chats(argv: list[str], chat_id: st
 def test_the_chat_id_type_accepts_sqlite_integers_only() -> None:
     import argparse
 
-    from gptoss_local.commands import chats
+    from gptoss_local.commands import arg_types
 
-    assert chats.chat_id("1") == 1 and chats.chat_id(str(2**63 - 1)) == 2**63 - 1
+    assert arg_types.chat_id("1") == 1 and arg_types.chat_id(str(2**63 - 1)) == 2**63 - 1
     for text in ("0", "-3", str(2**63), "12345678901234567890"):
         with pytest.raises(argparse.ArgumentTypeError, match=f"no chat with id {text}"):
-            chats.chat_id(text)
+            arg_types.chat_id(text)
     with pytest.raises(argparse.ArgumentTypeError, match="'seven' is not a chat id"):
-        chats.chat_id("seven")
+        arg_types.chat_id("seven")
 
 
 # --- mid-session: damage that appears after the history was opened --------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from session_helpers import open_history
 from test_session_export import EXPECTED_MD, small_chat
 
 from gptoss_local.cli import main
+from gptoss_local.commands.chats import _write_private
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX file modes")
 
@@ -94,3 +96,14 @@ def test_a_failed_export_keeps_the_old_file_and_leaves_nothing_behind(
     assert "Traceback" not in err
     assert target.read_text(encoding="utf-8") == "the export of last week"
     assert sorted(folder.iterdir()) == [target]  # the temporary file is gone
+
+
+def test_export_to_a_pipe_or_device_writes_straight_in(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    _write_private(fifo, "hello\n")
+    reader.join(10)
+    assert got == [b"hello\n"] and stat.S_ISFIFO(fifo.stat().st_mode)

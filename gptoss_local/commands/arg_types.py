@@ -6,6 +6,8 @@ import argparse
 import math
 from collections.abc import Callable
 
+LARGEST_ID = 2**63 - 1  # SQLite's largest INTEGER
+
 
 def positive_int(text: str) -> int:
     """A whole number of at least 1 (`--max-tokens`)."""
@@ -33,3 +35,18 @@ def bounded_float(low: float, high: float, *, low_open: bool = False) -> Callabl
         return value
 
     return parse
+
+
+def chat_id(text: str) -> int:
+    """The argparse type of a chat id: 1 to 2**63 - 1, else no chat has it (argparse exits 2)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a chat id; `gptoss-local chats` lists the saved chats"
+        ) from None
+    if not 1 <= number <= LARGEST_ID:
+        raise argparse.ArgumentTypeError(
+            f"no chat with id {text}; `gptoss-local chats` lists the saved chats"
+        )
+    return number

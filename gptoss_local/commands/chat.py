@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from gptoss_local.commands.chats import chat_id
+from gptoss_local.commands.arg_types import chat_id
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

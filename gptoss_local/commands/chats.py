@@ -10,27 +10,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gptoss_local.commands.arg_types import chat_id
+
 if TYPE_CHECKING:
     from gptoss_local.session.history import History
     from gptoss_local.session.records import Chat
 
 _TITLE_WIDTH = 48
-_LARGEST_ID = 2**63 - 1  # SQLite's INTEGER; a larger id cannot even be looked up
-
-
-def chat_id(text: str) -> int:
-    """The argparse type of a chat id: 1 to 2**63 - 1, else no chat has it (argparse exits 2)."""
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a chat id; `gptoss-local chats` lists the saved chats"
-        ) from None
-    if not 1 <= number <= _LARGEST_ID:
-        raise argparse.ArgumentTypeError(
-            f"no chat with id {text}; `gptoss-local chats` lists the saved chats"
-        )
-    return number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -139,6 +125,13 @@ def _write_private(output: Path, text: str) -> None:
 
     from gptoss_local.session.errors import HistoryError
 
+    if output.exists() and not output.is_file():  # /dev/stdout, a pipe: write straight in
+        try:
+            with output.open("w", encoding="utf-8", newline="\n") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise HistoryError(f"cannot write {output}: {exc.strerror or exc}") from exc
+        return
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
         try:
