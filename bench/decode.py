@@ -19,13 +19,15 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # tests/synthetic writes the model
+
+from synthetic import PRESETS, write_gguf
 
 from gptoss_local.backends.base import Conversation, Finished, GenerationSettings
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
 from gptoss_local.harmony import Message, render_prompt
-from gptoss_local.synthetic import PRESETS, write_gguf
 
 TOKENS = {"tiny": 1024, "tiny-vocab": 512, "small": 256, "20b": 128, "120b": 128}
 MODES = {"greedy": {"temperature": 0.0}, "temp 1, top-p 1": {"temperature": 1.0, "top_p": 1.0}}

@@ -12,9 +12,9 @@ import sys
 from collections.abc import Sequence
 
 from gptoss_local import __version__
+from gptoss_local.commands import arguments
+from gptoss_local.kinds import BACKENDS, EFFORTS
 
-EFFORTS = ("low", "medium", "high")
-BACKENDS = ("llamacpp", "ollama")
 # Each command's handler as "module:function", imported only when that command runs.
 HANDLERS = {
     "doctor": "gptoss_local.commands.doctor:run_doctor",
@@ -56,9 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         "reasoning to stderr with --show-reasoning, or everything as JSON lines with --json.",
     )
     _add_wish_arguments(run, backend=False)  # run adds its own --backend
-    from gptoss_local.commands.run import add_arguments as add_run_arguments
-
-    add_run_arguments(run)
+    arguments.run_arguments(run)
     bench = commands.add_parser(
         "bench",
         help="measure prefill and decode speed of the planned model on this machine",
@@ -67,9 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         "result with the known-good range for your GPU when there is one.",
     )
     _add_wish_arguments(bench, backend=False)
-    from gptoss_local.commands.bench import add_arguments as add_bench_arguments
-
-    add_bench_arguments(bench)
+    arguments.bench_arguments(bench)
     chat = commands.add_parser(
         "chat",
         help="chat with a local gpt-oss model in the terminal (saved in the history)",
@@ -77,13 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
         "with their reasoning, switchable effort, stop with Esc; chats are saved as they stream.",
     )
     _add_wish_arguments(chat, backend=False)
-    from gptoss_local.commands.chat import add_arguments as add_chat_arguments
-
-    add_chat_arguments(chat)
+    arguments.chat_arguments(chat)
     _add_store_commands(commands)
-    from gptoss_local.commands import chats
-
-    chats.add_arguments(
+    arguments.chats_arguments(
         commands.add_parser(
             "chats",
             help="list the saved chats, or export one (chats export ID --format md|json)",
@@ -95,9 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_store_commands(commands: argparse._SubParsersAction) -> None:
-    from gptoss_local.commands import import_model, models, pull, rm, verify
-
-    pull.add_arguments(
+    arguments.pull_arguments(
         commands.add_parser(
             "pull",
             help="download a model (resumable, verified), or reuse a copy already on this PC",
@@ -106,7 +96,7 @@ def _add_store_commands(commands: argparse._SubParsersAction) -> None:
             "next source, and reuses copies from the Hugging Face, llama.cpp or LM Studio caches.",
         )
     )
-    models.add_arguments(
+    arguments.models_arguments(
         commands.add_parser(
             "models",
             aliases=["list"],
@@ -114,19 +104,19 @@ def _add_store_commands(commands: argparse._SubParsersAction) -> None:
             description="List each model of the manifest with its state, size and path.",
         )
     )
-    verify.add_arguments(
+    arguments.verify_arguments(
         commands.add_parser(
             "verify",
             help="hash downloaded models again and check them",
             description="Hash the model files again against the manifest and check the GGUF.",
         )
     )
-    rm.add_arguments(
+    arguments.rm_arguments(
         commands.add_parser(
             "rm", help="delete a model's files", description="Delete a model's files, after asking."
         )
     )
-    import_model.add_arguments(
+    arguments.import_model_arguments(
         commands.add_parser(
             "import",
             help="adopt a model file downloaded by hand, after verifying it",
@@ -160,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         build_parser().print_help()
         return 0
-    from gptoss_local.errors import UserFacingError
+    from gptoss_local.errors import UserError
     from gptoss_local.paths import check_home
 
     module_name, _, function_name = HANDLERS[args.command].partition(":")
@@ -168,7 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_home()
         return int(handler(args))
-    except UserFacingError as exc:
+    except UserError as exc:
         print(f"gptoss-local: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

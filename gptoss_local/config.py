@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gptoss_local import paths
+from gptoss_local.errors import UserError
+from gptoss_local.kinds import BACKENDS, EFFORTS
 from gptoss_local.tomlread import TomlReadError, load_toml
 
-BACKENDS = ("llamacpp", "ollama")
-EFFORTS = ("low", "medium", "high")
 
-
-class SettingsError(Exception):
+class SettingsError(UserError):
     """The settings file exists but cannot be used; the message names the file and the fix."""
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gptoss_local.errors import UserError
+
 APP_NAME = "gptoss-local"
 HOME_ENV = "GPTOSS_LOCAL_HOME"
 
 
-class PathsError(Exception):
+class PathsError(UserError):
     """A folder gptoss-local needs cannot be one; the message names it and the fix."""
 
 

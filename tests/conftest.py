@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +20,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture(scope="session")
 def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 2-layer random-weight gpt-oss GGUF written by the project's synthetic writer."""
-    from gptoss_local.synthetic import TINY, write_gguf
+    from synthetic import TINY, write_gguf
 
     return write_gguf(tmp_path_factory.mktemp("models") / "tiny.gguf", TINY, seed=1)
 
@@ -31,6 +28,6 @@ def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def small_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A mid-size (63 MB) random-weight gpt-oss GGUF, slow enough to interrupt."""
-    from gptoss_local.synthetic import SMALL, write_gguf
+    from synthetic import SMALL, write_gguf
 
     return write_gguf(tmp_path_factory.mktemp("models") / "small.gguf", SMALL, seed=2)

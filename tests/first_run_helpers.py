@@ -10,8 +10,8 @@ from http_fixture import FileServer
 from store_files import write_manifest
 
 from gptoss_local import catalog, config
-from gptoss_local.first_run import Setup
-from gptoss_local.hardware import Gpu, Hardware
+from gptoss_local.hardware.machine import Gpu, Hardware
+from gptoss_local.setup.first_run import Setup
 
 MODEL = "gpt-oss-tiny"  # alias "tiny"
 FILE = "gpt-oss-tiny.gguf"

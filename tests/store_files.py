@@ -57,7 +57,7 @@ class Served:
 
 
 def _shape_toml() -> str:
-    shipped = Path(catalog.__file__).parent.parent / "models" / "manifest.toml"
+    shipped = Path(__file__).parent.parent / "models" / "manifest.toml"
     shape: Shape = catalog.load(shipped).model("20b").shape  # real numbers: plausible, valid
     return "\n".join(f"{k} = {v}" for k, v in vars(shape).items())
 

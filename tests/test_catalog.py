@@ -8,7 +8,8 @@ import pytest
 
 from gptoss_local import catalog
 from gptoss_local.catalog import ManifestError
-from gptoss_local.manifest_schema import check_file_name
+from gptoss_local.catalog.schema import check_file_name
+from gptoss_local.errors import UnknownModelError, UnknownSourceError
 
 SHIPPED = Path(__file__).parent.parent / "models" / "manifest.toml"
 
@@ -54,9 +55,9 @@ def test_known_gpu_prefers_the_longest_match() -> None:
 
 def test_unknown_names_list_the_choices() -> None:
     cat = catalog.load()
-    with pytest.raises(KeyError, match="gpt-oss-20b, 20b"):
+    with pytest.raises(UnknownModelError, match="gpt-oss-20b, 20b"):
         cat.model("llama")
-    with pytest.raises(KeyError, match="huggingface"):
+    with pytest.raises(UnknownSourceError, match="huggingface"):
         cat.source("nowhere")
 
 

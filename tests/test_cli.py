@@ -10,9 +10,10 @@ import pytest
 from cards import card
 from fake_nvml import FakeNvml
 
-from gptoss_local import __version__, config, hardware
+from gptoss_local import __version__, config
 from gptoss_local.cli import HANDLERS, build_parser, main
 from gptoss_local.config import Settings
+from gptoss_local.hardware import machine as hardware
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
 from gptoss_local import config, paths
 from gptoss_local.backends.base import BackendInfo
 from gptoss_local.catalog import Catalog
-from gptoss_local.first_run import Choices
+from gptoss_local.setup.first_run import Choices
 from gptoss_local.store.errors import PullCancelled
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.progress import Progress

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import gguf
 import pytest
+from synthetic import TINY, plan_tensors, write_gguf
 
 from gptoss_local.store.gguf_check import GgufError, GgufInfo, check_gguf
-from gptoss_local.synthetic import TINY, plan_tensors, write_gguf
 
 # GGUF value types and ggml tensor types used below.
 U32, I32, STR, ARR, U64 = 4, 5, 8, 9, 10

@@ -18,8 +18,8 @@ from fake_nvml import (
     FakeNvml,
 )
 
-from gptoss_local import hardware
-from gptoss_local.hardware import classify, probe
+from gptoss_local.hardware import machine as hardware
+from gptoss_local.hardware.machine import classify, probe
 
 MIB = 1 << 20
 

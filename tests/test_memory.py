@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gptoss_local import catalog, memory
-from gptoss_local.memory import MIB, Placement
+from gptoss_local import catalog
+from gptoss_local.plan import memory
+from gptoss_local.plan.memory import Placement
+from gptoss_local.units import MIB
 
 # NVML-measured VRAM (device-wide, less the use before the process) of the synthetic 20b and
 # 120b shapes in llama.cpp on an H200 (CUDA 13, ubatch 512, flash attention) after loading and

@@ -13,10 +13,11 @@ from cards import card
 from fake_nvml import FakeNvml
 from fake_ollama.helpers import install
 
-from gptoss_local import catalog, config, hardware
+from gptoss_local import catalog, config
 from gptoss_local.backends.base import BackendError
 from gptoss_local.cli import main
-from gptoss_local.first_run import Setup
+from gptoss_local.hardware import machine as hardware
+from gptoss_local.setup.first_run import Setup
 from gptoss_local.store.errors import OfflineError
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")
@@ -75,7 +76,7 @@ def test_offline_pull_backend_ollama_accepts_a_tag_ollama_has(
 def test_the_chat_opener_does_not_pull_a_missing_tag(
     pulls: Path, monkeypatch: pytest.MonkeyPatch, flag: str | None, env: dict[str, str]
 ) -> None:
-    from gptoss_local.runner import ollama_opener
+    from gptoss_local.setup.runner import ollama_opener
 
     switch_on(monkeypatch, env)
     with pytest.raises(BackendError, match="offline mode is on") as failed:

@@ -14,12 +14,13 @@ from fake_nvml import FakeNvml
 from fake_ollama.helpers import gone, install, running_fake
 from tui_helpers import open_history, run_async, send_and_wait, wait_for_model
 
-from gptoss_local import config, hardware
+from gptoss_local import config
 from gptoss_local.backends import ollama_daemon, ollama_spawn
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.backends.ollama_probe import free_port
 from gptoss_local.cli import main
-from gptoss_local.runner import open_ollama
+from gptoss_local.hardware import machine as hardware
+from gptoss_local.setup.runner import open_ollama
 from gptoss_local.tui.app import make_app
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")
@@ -158,7 +159,7 @@ async def test_the_chat_tui_streams_through_the_ollama_backend(
 def test_the_chat_opener_pulls_only_what_ollama_lacks(
     program: Path, monkeypatch: pytest.MonkeyPatch, has_it: bool
 ) -> None:
-    from gptoss_local.runner import ollama_opener
+    from gptoss_local.setup.runner import ollama_opener
 
     monkeypatch.setenv("FAKE_OLLAMA_MODELS", "gpt-oss:20b" if has_it else "")
     reports: list[tuple[float, str]] = []

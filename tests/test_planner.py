@@ -8,8 +8,12 @@ import pytest
 from cards import card
 from fake_nvml import FakeNvml
 
-from gptoss_local import catalog, hardware, memory
-from gptoss_local.planner import Plan, Wishes, plan, ram_reserve, vram_margin
+from gptoss_local import catalog
+from gptoss_local.errors import UnknownModelError
+from gptoss_local.hardware import machine as hardware
+from gptoss_local.plan import memory
+from gptoss_local.plan.planner import Plan, plan, ram_reserve, vram_margin
+from gptoss_local.plan.wishes import Wishes
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -166,5 +170,5 @@ def test_speed_is_published_where_known_and_estimated_elsewhere() -> None:
 
 
 def test_unknown_model_is_a_key_error_listing_choices() -> None:
-    with pytest.raises(KeyError, match="20b"):
+    with pytest.raises(UnknownModelError, match="20b"):
         plan(machine([], 32, 26), catalog.load(), Wishes(model="gpt-oss-7b"))

@@ -37,7 +37,7 @@ def test_importing_and_asking_for_paths_creates_nothing(tmp_path: Path) -> None:
     home = tmp_path / "fresh"
     code = (
         "import gptoss_local.cli, gptoss_local.config as c, gptoss_local.paths as p;"
-        "import gptoss_local.planner;"
+        "import gptoss_local.plan.planner;"
         "p.models_dir(); p.settings_file(); c.load()"
     )
     env = {**os.environ, "GPTOSS_LOCAL_HOME": str(home)}

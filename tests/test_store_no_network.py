@@ -18,12 +18,12 @@ from tui_helpers import open_history, run_async, wait_for
 
 from gptoss_local import catalog
 from gptoss_local.catalog import Catalog
+from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.store.download import RetryPolicy
 from gptoss_local.store.errors import NoNetworkError
 from gptoss_local.store.pull import pull_model
 from gptoss_local.tui.app import make_app
 from gptoss_local.tui.first_run import FirstRunScreen
-from gptoss_local.vram import VramMonitor
 
 SOURCES = {
     "huggingface": "https://huggingface.co/{repo}/resolve/{revision}/{file}",

@@ -14,6 +14,7 @@ from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
     fixture_store_env,
 )
 
+from gptoss_local.errors import UnknownSourceError
 from gptoss_local.store.download import RetryPolicy
 from gptoss_local.store.errors import StoreError
 from gptoss_local.store.layout import file_paths
@@ -148,7 +149,8 @@ def test_the_preferred_source_goes_first(http_server: FileServer, served: Served
 
 
 def test_an_unknown_source_lists_the_choices(served: Served) -> None:
-    with pytest.raises(StoreError, match="unknown source 'nope'; choose one of main, mirror"):
+    choices = "unknown source 'nope'; choose one of main, mirror"
+    with pytest.raises(UnknownSourceError, match=choices):
         pull(source="nope")
 
 

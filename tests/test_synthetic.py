@@ -13,8 +13,7 @@ import llama_cpp
 import llama_cpp.llama_cpp as llama_c
 import numpy as np
 import pytest
-
-from gptoss_local.synthetic import (
+from synthetic import (
     GPT_OSS_20B,
     GPT_OSS_120B,
     HARMONY_WORDS,
@@ -25,7 +24,7 @@ from gptoss_local.synthetic import (
     tensor_bytes,
     write_gguf,
 )
-from gptoss_local.synthetic.vocab import TOKEN_CONTROL, byte_symbols
+from synthetic.vocab import TOKEN_CONTROL, byte_symbols
 
 HARMONY_PROMPT = (
     "<|start|>system<|message|>Reasoning: low<|end|>"
@@ -208,20 +207,18 @@ def test_generate(llm: llama_cpp.Llama) -> None:
 
 def test_cli(tmp_path: Path) -> None:
     out = tmp_path / "cli.gguf"
-    cmd = [sys.executable, "-m", "gptoss_local.synthetic", str(out), "--shape", "tiny"]
-    subprocess.run(cmd, check=True, capture_output=True, cwd=Path(__file__).parents[1])
+    cmd = [sys.executable, "-m", "synthetic", str(out), "--shape", "tiny"]
+    subprocess.run(cmd, check=True, capture_output=True, cwd=Path(__file__).parent)
     assert out.read_bytes()[:4] == b"GGUF"
 
 
 def test_import_is_lazy() -> None:
-    code = (
-        "import sys, gptoss_local.synthetic; print('numpy' in sys.modules, 'gguf' in sys.modules)"
-    )
+    code = "import sys, synthetic; print('numpy' in sys.modules, 'gguf' in sys.modules)"
     result = subprocess.run(
         [sys.executable, "-c", code],
         check=True,
         capture_output=True,
         text=True,
-        cwd=Path(__file__).parents[1],
+        cwd=Path(__file__).parent,
     )
     assert result.stdout.split() == ["False", "False"]

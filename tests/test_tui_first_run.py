@@ -28,13 +28,13 @@ from tui_helpers import (
 from gptoss_local import config, paths
 from gptoss_local.backends.base import BackendError
 from gptoss_local.catalog import Catalog
-from gptoss_local.first_run import Setup
+from gptoss_local.hardware.vram import VramMonitor
+from gptoss_local.setup.first_run import Setup
 from gptoss_local.store.layout import file_paths
 from gptoss_local.tui.app import ChatApp, make_app
 from gptoss_local.tui.first_run import FirstRunScreen
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.status import StatusBar
-from gptoss_local.vram import VramMonitor
 
 
 @pytest.fixture(name="cat")
@@ -80,12 +80,12 @@ async def test_snapshot_first_run(
 ) -> None:
     import shutil
 
-    from gptoss_local.store import pull
+    from gptoss_local.setup import first_run
 
     home = Path("/tmp/gptoss-local-snapshot-home")  # the models folder is on the screen
     shutil.rmtree(home, ignore_errors=True)
     monkeypatch.setenv("GPTOSS_LOCAL_HOME", str(home))
-    monkeypatch.setattr(pull, "free_bytes", lambda folder: 812 << 30)
+    monkeypatch.setattr(first_run, "free_bytes", lambda folder: 812 << 30)
     app = first_run_app(tmp_path, setup_for(cat, context=None))
     async with app.run_test(size=(100, 52)) as pilot:
         await wait_for(pilot, lambda: on_first_run(app), what="the first-run screen")

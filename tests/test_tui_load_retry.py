@@ -9,11 +9,11 @@ from fake_nvml import FakeNvml
 from tui_helpers import ScriptedBackend, open_history, reply, run_async, send, wait_for
 
 from gptoss_local.backends.base import BackendError
+from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.tui.app import make_app
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
-from gptoss_local.vram import VramMonitor
 
 
 def failing_then(works_on_attempt: int, attempts: list[int]):  # type: ignore[no-untyped-def]

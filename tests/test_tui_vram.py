@@ -8,8 +8,8 @@ from cards import card
 from fake_nvml import GPU_IS_LOST, FakeNvml
 from tui_helpers import ScriptedBackend, open_history, run_async, scripted_app, wait_for
 
+from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.tui.status import StatusBar
-from gptoss_local.vram import VramMonitor
 
 
 def _bar(app: object) -> str:

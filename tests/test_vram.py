@@ -6,8 +6,9 @@ import pytest
 from cards import card
 from fake_nvml import DRIVER_NOT_LOADED, GPU_IS_LOST, LIBRARY_NOT_FOUND, MIB, FakeNvml
 
-from gptoss_local import hardware
-from gptoss_local.vram import GIB, VramMonitor, VramUse
+from gptoss_local.hardware import machine as hardware
+from gptoss_local.hardware.vram import VramMonitor, VramUse
+from gptoss_local.units import GIB
 
 
 def test_read_sums_used_and_total_over_every_gpu_and_follows_changes() -> None:

@@ -124,7 +124,7 @@ def scripted_app(history: History, backend: ScriptedBackend, **kwargs: object) -
     (a real GPU's live VRAM would change the status bar from run to run)."""
     from fake_nvml import FakeNvml
 
-    from gptoss_local.vram import VramMonitor
+    from gptoss_local.hardware.vram import VramMonitor
 
     kwargs.setdefault("vram", VramMonitor(FakeNvml([])))
     return make_app(history, lambda _progress: backend, **kwargs)  # type: ignore[arg-type]

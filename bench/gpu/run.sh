@@ -28,7 +28,7 @@ case "$what" in
     echo "build of llama.cpp ($(cat .device/VERSION), CUDA_ARCH=${CUDA_ARCH:-native}): $(( $(date +%s) - start )) s" | tee "$out/build-time.txt"
     ;;
   model)  # in its own process, before any CUDA work
-    "${PYTHON:-python3}" -c "import sys; sys.path.insert(0, 'bench/gpu'); from pathlib import Path; import steps; print(steps.synthetic_model('${1:-20b}', Path('/tmp/gptoss-models')))"
+    "${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('${1:-20b}', Path('/tmp/gptoss-models')))"
     ;;
   measure)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
@@ -36,12 +36,12 @@ case "$what" in
     ;;
   tui)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path.insert(0, 'bench/gpu'); from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
     GPTOSS_LOCAL_HOME="${GPTOSS_LOCAL_HOME:-/tmp/gptoss-tui-home}" "${PYTHON:-python3}" bench/gpu/tui_check.py "$model" --out "$out" "$@"
     ;;
   prefill)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path.insert(0, 'bench/gpu'); from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
     "${PYTHON:-python3}" bench/prefill.py "$model" --out "$out/prefill.json" "$@"
     ;;
   120b)

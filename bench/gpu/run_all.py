@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path[:0] = [str(Path(__file__).resolve().parents[2] / d) for d in ("", "tests")]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import steps

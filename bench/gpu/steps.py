@@ -7,12 +7,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import llama_tools
+from synthetic import PRESETS, write_gguf
 
 from gptoss_local import benchmark
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
 from gptoss_local.harmony import Message, render_prompt
-from gptoss_local.synthetic import PRESETS, write_gguf
 
 GENERATE = 128
 

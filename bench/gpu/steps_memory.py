@@ -9,8 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gptoss_local import catalog, memory
-from gptoss_local.memory import MIB
+from gptoss_local import catalog
+from gptoss_local.plan import memory
+from gptoss_local.units import MIB
 
 PROBE = Path(__file__).with_name("offload_probe.py")
 
@@ -43,8 +44,9 @@ def probe(model: Path, cpu_moe: int, context: int, threads: int | None = None) -
 
 def planned_layers(shape: str, budget_gib: float, context: int) -> int:
     """The experts-in-RAM layer count the planner picks for a card with `budget_gib` free."""
-    from gptoss_local.hardware import Gpu, Hardware
-    from gptoss_local.planner import Wishes, plan
+    from gptoss_local.hardware.machine import Gpu, Hardware
+    from gptoss_local.plan.planner import plan
+    from gptoss_local.plan.wishes import Wishes
 
     size = int(budget_gib * (1 << 30))
     card = Gpu(0, f"{budget_gib:g} GiB budget", "NVIDIA", "geforce", size, size)

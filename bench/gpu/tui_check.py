@@ -21,10 +21,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path[:0] = [str(Path(__file__).resolve().parents[2] / d) for d in ("", "tests")]
 
-from gptoss_local.first_run import Setup
 from gptoss_local.session.history import History
+from gptoss_local.setup.first_run import Setup
 from gptoss_local.tui.app import ChatApp, make_app
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ReplyView

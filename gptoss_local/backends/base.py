@@ -13,8 +13,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from gptoss_local.errors import UserError
 from gptoss_local.events import Event
-from gptoss_local.harmony import EFFORTS, Message, Tool
+from gptoss_local.harmony import Message, Tool
+from gptoss_local.kinds import EFFORTS
 
 StopReason = Literal["return", "call", "length", "context_full", "cancelled", "end_of_stream"]
 
@@ -93,17 +95,32 @@ class BackendInfo:
     details: dict[str, str] = field(default_factory=dict)
 
 
-class BackendError(Exception):
-    """A backend failure with a message for the user; `hint` says what to do about it."""
+BackendErrorKind = Literal[
+    "error",  # anything else
+    "bad_file",  # the GGUF cannot be used
+    "aborted",  # a load stopped by the user
+    "load_failed",
+    "out_of_memory",
+    "context_full",
+    "decode_failed",
+    "not_installed",  # Ollama is not installed
+    "ollama_too_old",
+    "daemon_failed",
+    "stream_broken",  # a reply broke off mid-stream
+    "offline",  # a download was needed in offline mode
+    "pull_failed",
+]
 
-    def __init__(self, message: str, hint: str | None = None, kind: str = "error") -> None:
-        super().__init__(message)
-        self.hint = hint
-        self.kind = kind
 
-    def __str__(self) -> str:
-        base = super().__str__()
-        return f"{base}\n{self.hint}" if self.hint else base
+class BackendError(UserError):
+    """A backend failure with a message for the user; `hint` says what to do, `kind` what broke
+    (so callers can react, e.g. offer a smaller plan after "out_of_memory")."""
+
+    def __init__(
+        self, message: str, hint: str | None = None, kind: BackendErrorKind = "error"
+    ) -> None:
+        super().__init__(message, hint)
+        self.kind: BackendErrorKind = kind
 
 
 # Loading reports (fraction done 0..1, what is happening); returning False aborts the load.

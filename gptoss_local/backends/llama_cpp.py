@@ -29,6 +29,7 @@ from gptoss_local.backends.sampling import KeptSampler
 from gptoss_local.backends.token_loop import TokenLoop
 from gptoss_local.events import Event
 from gptoss_local.harmony import render_next_turn_prefix, render_prompt
+from gptoss_local.store.gguf_check import GgufError, check_gguf
 
 # End-of-generation tokens and the stop reason each means.
 STOP_TOKENS: dict[str, StopReason] = {
@@ -60,7 +61,6 @@ class LlamaCppBackend:
         log_path: Path | None = None,
         progress: LoadProgress = no_load_progress,
     ) -> None:
-        from gptoss_local.store.gguf_check import GgufError, check_gguf
 
         self.path = Path(path)
         self.settings = settings

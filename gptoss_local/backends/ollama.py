@@ -22,6 +22,7 @@ from gptoss_local.backends.base import (
     Stats,
 )
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
+from gptoss_local.backends.ollama_messages import chat_request
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta, ToolCall, TurnEnded
 from gptoss_local.store.offline import offline_reason
 from gptoss_local.store.progress import Progress, ProgressFn, ignore_progress
@@ -66,7 +67,6 @@ class OllamaBackend:
         cancel: threading.Event | None = None,
     ) -> Iterator[Event | Finished]:
         """Yield events for the assistant's next turn, then one `Finished`."""
-        from gptoss_local.backends.ollama_messages import chat_request
 
         request = chat_request(conversation, settings, self.context)
         started, first, cancelled = time.monotonic(), None, False

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gptoss_local import paths
+from gptoss_local.backends import ollama_spawn
 from gptoss_local.backends.base import BackendError
 from gptoss_local.backends.ollama_probe import (
     DEFAULT_HOST,
@@ -142,9 +143,8 @@ class OllamaDaemon:
         with open(log_dir / self.log_path.name, "ab") as log:
             log.write(f"--- gptoss-local starts {executable} serve on {self.url}\n".encode())
             log.flush()
-            from gptoss_local.backends.ollama_spawn import spawn
 
-            self.process = spawn([str(executable), "serve"], env, log)
+            self.process = ollama_spawn.spawn([str(executable), "serve"], env, log)
         atexit.register(self.stop)
         self._wait_healthy()
 

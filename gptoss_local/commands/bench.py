@@ -5,23 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `bench`."""
-    parser.add_argument("--model-path", type=Path, metavar="FILE",
-                        help="any gpt-oss GGUF file (default: the planned model)")  # fmt: skip
-    parser.add_argument("--prompt-tokens", type=int, default=512, metavar="N", help="default 512")
-    parser.add_argument("--generate", type=int, default=128, metavar="N", help="default 128")
-    parser.add_argument("--repeats", type=int, default=3, metavar="N", help="default 3")
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
+from gptoss_local import benchmark, config
+from gptoss_local.setup.runner import open_planned
 
 
 def run_bench(args: argparse.Namespace) -> int:
     """Load the planned model and measure; prints a table (or JSON)."""
-    from gptoss_local import benchmark, config
-    from gptoss_local.runner import open_planned
 
     args.backend = "llamacpp"
     settings = config.load()

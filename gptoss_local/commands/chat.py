@@ -17,30 +17,14 @@ import os
 import sys
 from pathlib import Path
 
-from gptoss_local.commands.arg_types import chat_id
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `chat` beyond the shared model wishes."""
-    parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
-    parser.add_argument(
-        "--chat", type=chat_id, metavar="ID", help="reopen a saved chat (see `chats`)"
-    )
-    parser.add_argument(
-        "--backend", choices=("llamacpp", "ollama"),
-        help="engine (default: the settings file's, else llamacpp)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--cpu-sampling", action="store_true",
-        help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
-    )  # fmt: skip
+from gptoss_local import paths
+from gptoss_local.errors import WishError
+from gptoss_local.session.history import History
+from gptoss_local.setup.first_run import Setup
 
 
 def run_chat(args: argparse.Namespace) -> int:
     """Set up (asking only what is open), then chat until the user quits."""
-    from gptoss_local.errors import WishError
-    from gptoss_local.first_run import Setup
-    from gptoss_local.session.history import History
 
     if args.model_path is not None and args.backend == "ollama":
         raise WishError("--model-path works with the llama.cpp backend only (--backend llamacpp)")
@@ -80,7 +64,6 @@ def _report_history_failure(error: Exception, unsent: str) -> int:
 
 def _save_unsent(text: str) -> Path:
     # Private like the history (0600, created anew: O_EXCL never writes through an existing file).
-    from gptoss_local import paths
 
     folder = paths.data_dir()
     paths.ensure_dir(folder, mode=0o700)

@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gptoss_local.commands.arg_types import chat_id
+from gptoss_local.session import export, storage
+from gptoss_local.session.errors import HistoryError, UnknownChatError
+from gptoss_local.session.history import History
 
 if TYPE_CHECKING:
     from gptoss_local.session.history import History
@@ -19,30 +21,8 @@ if TYPE_CHECKING:
 _TITLE_WIDTH = 48
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `chats` and its subcommands `list` (the default) and `export`."""
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
-    parser.add_argument("--search", metavar="TEXT", help="only chats whose title or text has TEXT")
-    actions = parser.add_subparsers(dest="chats_command", metavar="{list,export}")
-    listing = actions.add_parser("list", help="list the saved chats (the default)")
-    # SUPPRESS: without it the subcommand's defaults would overwrite `chats --json`.
-    listing.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document"
-    )
-    listing.add_argument("--search", metavar="TEXT", default=argparse.SUPPRESS, help="filter")
-    export = actions.add_parser(
-        "export",
-        help="write one chat as Markdown or JSON",
-        description="Write a chat with every message, its reasoning and its stats.",
-    )
-    export.add_argument("id", type=chat_id, help="the chat's id (see `gptoss-local chats`)")
-    export.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
-    export.add_argument("--output", "-o", type=Path, metavar="FILE", help="default: stdout")
-
-
 def run_chats(args: argparse.Namespace) -> int:
     """List the chats or export one; exit 0, or 2 (via UnknownChatError) for an unknown id."""
-    from gptoss_local.session import storage
 
     path = storage.default_path()
     if getattr(args, "chats_command", None) == "export":
@@ -63,7 +43,6 @@ def run_chats(args: argparse.Namespace) -> int:
 
 
 def _open(path: Path) -> History:
-    from gptoss_local.session.history import History
 
     return History(path)
 
@@ -101,8 +80,6 @@ def _print_table(chats: list[Chat]) -> None:
 
 
 def _export(path: Path, chat_id: int, fmt: str, output: Path | None) -> int:
-    from gptoss_local.session import export
-    from gptoss_local.session.errors import UnknownChatError
 
     if not path.exists():
         raise UnknownChatError(chat_id)
@@ -122,8 +99,6 @@ def _write_private(output: Path, text: str) -> None:
     # older, looser file. A temporary file (mkstemp makes it 0600) in the same folder is synced
     # and renamed over `output`, so a failure halfway leaves the old file whole.
     import tempfile
-
-    from gptoss_local.session.errors import HistoryError
 
     if output.exists() and not output.is_file():  # /dev/stdout, a pipe: write straight in
         try:

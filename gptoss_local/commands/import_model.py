@@ -4,24 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `import`."""
-    parser.add_argument("path", type=Path, help="the downloaded .gguf file (or one shard)")
-    parser.add_argument(
-        "--move", action="store_true", help="move the file instead of linking or copying it"
-    )
-    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+from gptoss_local import catalog
+from gptoss_local.commands.progress_view import ProgressView
+from gptoss_local.store.importer import import_file
+from gptoss_local.store.inventory import model_state
 
 
 def run_import(args: argparse.Namespace) -> int:
     """Verify and adopt; print where the file now is."""
-    from gptoss_local import catalog
-    from gptoss_local.commands.progress_view import ProgressView
-    from gptoss_local.store.importer import import_file
-    from gptoss_local.store.inventory import model_state
 
     cat = catalog.load()
     with ProgressView(args.quiet) as view:

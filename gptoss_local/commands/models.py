@@ -6,6 +6,10 @@ import argparse
 import json
 import sys
 
+from gptoss_local import catalog, paths
+from gptoss_local.store.inventory import model_states
+from gptoss_local.units import size_text
+
 _HINTS = {
     "absent": "download with `gptoss-local pull {alias}`",
     "partial": "finish with `gptoss-local pull {alias}` (it resumes)",
@@ -15,16 +19,8 @@ _HINTS = {
 }
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `models`."""
-    parser.add_argument("--json", action="store_true", help="print one JSON document")
-
-
 def run_models(args: argparse.Namespace) -> int:
     """Print the table (or JSON); reads only file sizes and records, never the weights."""
-    from gptoss_local import catalog, paths
-    from gptoss_local.store.inventory import model_states
-    from gptoss_local.store.progress import size_text
 
     states = model_states(catalog.load())
     if args.json:

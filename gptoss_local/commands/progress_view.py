@@ -6,7 +6,8 @@ import sys
 from types import TracebackType
 from typing import Any, TextIO
 
-from gptoss_local.store.progress import Progress, size_text
+from gptoss_local.store.progress import Progress
+from gptoss_local.units import size_text
 
 VERBS = {"check": "checking", "download": "downloading", "copy": "copying", "verify": "verifying"}
 

@@ -6,39 +6,24 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from gptoss_local import catalog, config, hardware, paths
+from gptoss_local.backends.ollama import has_tag, pull
+from gptoss_local.backends.ollama_daemon import OllamaDaemon
+from gptoss_local.commands.progress_view import ProgressView
+from gptoss_local.errors import WishError
+from gptoss_local.plan import planner
+from gptoss_local.store.offline import offline_reason
+from gptoss_local.store.pull import PullOptions, pull_model
+from gptoss_local.units import size_text
+
 if TYPE_CHECKING:
     from gptoss_local.catalog import Catalog, ModelSpec
     from gptoss_local.config import Settings
     from gptoss_local.store.progress import Notice
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `pull`."""
-    parser.add_argument(
-        "model", nargs="?", help="20b, 120b or a full model name (default: the planner's choice)"
-    )
-    parser.add_argument(
-        "--source", metavar="NAME", help="download only from this source of the manifest"
-    )
-    parser.add_argument(
-        "--offline", action="store_true", help="no network: only use files already on this PC"
-    )
-    parser.add_argument(
-        "--no-reuse", action="store_true", help="do not look for copies in other tools' caches"
-    )
-    parser.add_argument("--quiet", "-q", action="store_true", help="no progress and no notices")
-    parser.add_argument(
-        "--backend", choices=("llamacpp", "ollama"),
-        help="llamacpp: into the models folder (default); ollama: into Ollama's own store",
-    )  # fmt: skip
-
-
 def run_pull(args: argparse.Namespace) -> int:
     """Pull the model; print its path on stdout when it is ready."""
-    from gptoss_local import catalog, config, paths
-    from gptoss_local.commands.progress_view import ProgressView
-    from gptoss_local.store.progress import size_text
-    from gptoss_local.store.pull import PullOptions, pull_model
 
     settings = config.load()
     cat = catalog.load()
@@ -66,11 +51,6 @@ def run_pull(args: argparse.Namespace) -> int:
 
 def _pull_ollama(args: argparse.Namespace, cat: Catalog, settings: Settings) -> int:
     """Pull the model's Ollama tag through an adopted or started Ollama; print the tag."""
-    from gptoss_local.backends.ollama import has_tag, pull
-    from gptoss_local.backends.ollama_daemon import OllamaDaemon
-    from gptoss_local.commands.progress_view import ProgressView
-    from gptoss_local.errors import WishError
-    from gptoss_local.store.offline import offline_reason
 
     if args.source:
         raise WishError("--source applies to the models folder, not --backend ollama")
@@ -98,15 +78,10 @@ def _pull_ollama(args: argparse.Namespace, cat: Catalog, settings: Settings) -> 
 
 def choose_spec(name: str | None, cat: Catalog, settings: Settings, notice: Notice) -> ModelSpec:
     """The model named on the command line, else the one the planner picks for this machine."""
-    from gptoss_local.errors import WishError
 
     wanted = name or (None if settings.model == "auto" else settings.model)
     if wanted:
-        try:
-            return cat.model(wanted)
-        except KeyError as exc:
-            raise WishError(exc.args[0]) from None
-    from gptoss_local import hardware, planner
+        return cat.model(wanted)
 
     plan = planner.plan(hardware.probe(), cat, planner.Wishes())
     if plan.model is None:

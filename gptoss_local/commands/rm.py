@@ -5,25 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `rm`."""
-    parser.add_argument("model", help="20b, 120b or a full model name")
-    parser.add_argument("--yes", "-y", action="store_true", help="delete without asking")
+from gptoss_local import catalog, paths
+from gptoss_local.store.errors import StoreError
+from gptoss_local.store.remove import model_files, remove_model, shared_bytes
+from gptoss_local.units import size_text
 
 
 def run_rm(args: argparse.Namespace) -> int:
     """Delete after a yes; exit 1 when the answer is no."""
-    from gptoss_local import catalog, paths
-    from gptoss_local.errors import WishError
-    from gptoss_local.store.errors import StoreError
-    from gptoss_local.store.progress import size_text
-    from gptoss_local.store.remove import model_files, remove_model, shared_bytes
 
-    try:
-        spec = catalog.load().model(args.model)
-    except KeyError as exc:
-        raise WishError(exc.args[0]) from None
+    spec = catalog.load().model(args.model)
     files = model_files(spec)
     if not files:
         print(f"{spec.name} has no files in {paths.models_dir()}; nothing to delete")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import signal
 import sys
@@ -11,52 +10,16 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
-from gptoss_local.commands.arg_types import bounded_float, positive_int
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `run`."""
-    parser.add_argument("prompt", nargs="?", help="the question (default: read from stdin)")
-    parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
-    parser.add_argument(
-        "--backend", choices=("llamacpp", "ollama"),
-        help="engine (default: the settings file's, else llamacpp)",
-    )  # fmt: skip
-    parser.add_argument("--instructions", help="instructions for the model (a system prompt)")
-    parser.add_argument(
-        "--max-tokens", type=positive_int, metavar="N", help="stop after N generated tokens"
-    )
-    parser.add_argument("--seed", type=int, help="sampling seed, for repeatable output")
-    parser.add_argument(
-        "--temperature", type=bounded_float(0.0, 100.0), default=1.0,
-        help="default 1.0; 0 = greedy",
-    )  # fmt: skip
-    parser.add_argument(
-        "--top-p", type=bounded_float(0.0, 1.0, low_open=True), default=1.0,
-        help="default 1.0 (off)",
-    )  # fmt: skip
-    parser.add_argument("--tools", type=Path, metavar="FILE", help="JSON list of function tools")
-    parser.add_argument(
-        "--cpu-sampling", action="store_true",
-        help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--show-reasoning", action="store_true", help="print the reasoning to stderr"
-    )
-    parser.add_argument("--json", action="store_true", help="one JSON object per line on stdout")
-    parser.add_argument(
-        "--print-prompt", action="store_true", help="print the exact Harmony prompt and exit"
-    )
-    parser.add_argument(
-        "--date", type=dt.date.fromisoformat, metavar="YYYY-MM-DD", help="current date"
-    )
+from gptoss_local import config
+from gptoss_local.backends.base import Conversation, Finished, GenerationSettings
+from gptoss_local.errors import WishError
+from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
+from gptoss_local.harmony import Message, Tool, render_prompt
+from gptoss_local.setup.runner import open_backend, open_ollama
 
 
 def run_run(args: argparse.Namespace) -> int:
     """Answer one prompt; exit 130 when interrupted."""
-    from gptoss_local import config
-    from gptoss_local.backends.base import Conversation, GenerationSettings
-    from gptoss_local.harmony import Message, render_prompt
 
     settings = config.load()
     args.backend = args.backend or settings.backend
@@ -84,11 +47,8 @@ def run_run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     if args.backend == "ollama":
-        from gptoss_local.runner import open_ollama
-
         with open_ollama(args, settings, notice=_stderr)[0] as served:
             return _stream(served, conversation, generation, args)
-    from gptoss_local.runner import open_backend
 
     backend = open_backend(args, settings, notice=_stderr)
     if backend.settings.gpu_layers != 0 and not args.cpu_sampling:
@@ -103,8 +63,6 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def _stream(backend: Any, conversation: Any, generation: Any, args: argparse.Namespace) -> int:
-    from gptoss_local.backends.base import Finished
-    from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
 
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: _interrupt(cancel))
@@ -142,8 +100,6 @@ class _JsonWriter:
         self._out = out
 
     def event(self, event: Any) -> None:
-        from gptoss_local.backends.base import Finished
-        from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
 
         if isinstance(event, ReasoningDelta):
             record: dict[str, Any] = {"type": "reasoning", "text": event.text}
@@ -165,7 +121,6 @@ class _JsonWriter:
 
 
 def _read_prompt(args: argparse.Namespace) -> str:
-    from gptoss_local.errors import WishError
 
     if args.prompt is not None:
         return str(args.prompt)
@@ -187,8 +142,6 @@ def _read_prompt(args: argparse.Namespace) -> str:
 def _load_tools(path: Path | None) -> tuple[Any, ...]:
     if path is None:
         return ()
-    from gptoss_local.errors import WishError
-    from gptoss_local.harmony import Tool, render_prompt
 
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))

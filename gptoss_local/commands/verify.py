@@ -5,28 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of `verify`."""
-    parser.add_argument("model", nargs="?", help="20b, 120b or a full name (default: every model)")
-    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+from gptoss_local import catalog, paths
+from gptoss_local.commands.progress_view import ProgressView
+from gptoss_local.store.errors import StoreError
+from gptoss_local.store.inventory import model_state
+from gptoss_local.store.verify import verify_model
 
 
 def run_verify(args: argparse.Namespace) -> int:
     """Exit 0 when every checked file is right, 1 when one is damaged or missing."""
-    from gptoss_local import catalog, paths
-    from gptoss_local.commands.progress_view import ProgressView
-    from gptoss_local.errors import WishError
-    from gptoss_local.store.errors import StoreError
-    from gptoss_local.store.inventory import model_state
-    from gptoss_local.store.verify import verify_model
 
     cat = catalog.load()
     if args.model:
-        try:
-            specs = [cat.model(args.model)]
-        except KeyError as exc:
-            raise WishError(exc.args[0]) from None
+        specs = [cat.model(args.model)]
         if model_state(specs[0]).state in ("absent", "partial"):
             raise StoreError(
                 f"{specs[0].name} is not (completely) downloaded in {paths.models_dir()}: "

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gptoss_local.harmony.neutralise import neutralise
+from gptoss_local.kinds import EFFORTS
 
-EFFORTS: tuple[str, ...] = ("low", "medium", "high")
 MODEL_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
 # gpt-oss was trained with built-in tools of these names; a function of the same name makes
 # the model address the built-in (to=python) instead of ours.

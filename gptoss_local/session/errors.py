@@ -5,8 +5,10 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from gptoss_local.errors import UserError
 
-class HistoryError(Exception):
+
+class HistoryError(UserError):
     """The chat history cannot be opened or does not hold what was asked for."""
 
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from types import TracebackType
 
 from gptoss_local.backends.base import Conversation
-from gptoss_local.harmony import EFFORTS, Tool
+from gptoss_local.harmony import Tool
+from gptoss_local.kinds import EFFORTS
 from gptoss_local.session import storage
 from gptoss_local.session.conversation import conversation_from
 from gptoss_local.session.errors import UnknownChatError

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from gptoss_local.catalog import ModelFile
 from gptoss_local.store.errors import SourceError
 from gptoss_local.store.http_fetch import Final, Transient, Unresolvable, describe, open_at
-from gptoss_local.store.progress import Meter, Notice, size_text
+from gptoss_local.store.progress import Meter, Notice
 from gptoss_local.store.sink import HashingSink
+from gptoss_local.units import size_text
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _HTML_STARTS = (b"<!doctype", b"<html", b"<head", b"<?xml", b"<body")

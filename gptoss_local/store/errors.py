@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from gptoss_local.errors import UserError
 
-class StoreError(Exception):
+
+class StoreError(UserError):
     """A model file cannot be pulled, adopted, verified or removed."""
 
 
@@ -15,8 +17,9 @@ class DiskFullError(StoreError):
     """The disk filled up (or there is not enough room to start); what was written is kept."""
 
 
-class PullCancelled(StoreError):
-    """The user stopped the pull; the partial file is kept and the next pull resumes it."""
+class PullCancelled(Exception):
+    """The user stopped the pull (not a failure); the partial file is kept and the next pull
+    resumes it."""
 
 
 class LockedError(StoreError):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from gptoss_local.errors import UserError
 from gptoss_local.store.gguf_reader import (
     STRING,
     UINT32,
@@ -33,7 +34,7 @@ MAX_SHARDS = 99_999  # llama.cpp names shards with five digits
 _SHARD_NAME = re.compile(r"(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf")
 
 
-class GgufError(Exception):
+class GgufError(UserError):
     """A GGUF file is refused; the message names the file and says what to do about it."""
 
     def __init__(self, path: Path, reason: str) -> None:

@@ -12,11 +12,10 @@ import ssl
 import urllib.error
 import urllib.request
 from typing import Any
-from urllib.parse import urlsplit
 
 from gptoss_local import __version__
-from gptoss_local.manifest_schema import has_control_character, is_loopback_host
 from gptoss_local.store.errors import StoreError
+from gptoss_local.urls import url_problem
 
 USER_AGENT = f"gptoss-local/{__version__}"
 
@@ -39,21 +38,15 @@ def check_url(url: str) -> None:
     """Refuse anything but https://, or http:// to this machine (local test servers, proxies).
 
     Raises:
-        StoreError: the URL would send the request in clear text over the network.
+        StoreError: the URL would send the request in clear text over the network, or is
+            malformed.
     """
-    if has_control_character(url):
-        raise StoreError(f"refusing to download from {url!r}: it holds a control character")
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError as exc:  # e.g. an unclosed [ of an IPv6 address
-        raise StoreError(f"refusing to download from {url!r}: {exc}") from None
-    if parts.scheme == "https" or (parts.scheme == "http" and is_loopback_host(host)):
-        return
-    raise StoreError(
-        f"refusing to download from {url}: only https:// addresses are used "
-        "(http:// only for this machine). Check HF_ENDPOINT or the manifest's sources."
-    )
+    problem = url_problem(url)
+    if problem:
+        raise StoreError(
+            f"refusing to download from {url!r}: {problem}. Check HF_ENDPOINT or the "
+            "manifest's sources."
+        )
 
 
 class _SafeRedirects(urllib.request.HTTPRedirectHandler):

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from gptoss_local import paths
 from gptoss_local.catalog import Catalog, ModelFile, ModelSpec
-from gptoss_local.manifest_schema import check_file_name
+from gptoss_local.catalog.schema import check_file_name
 from gptoss_local.store.adopt import adopt
 from gptoss_local.store.errors import StoreError
+from gptoss_local.store.gguf_check import check_gguf
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.lock import FileLock
 from gptoss_local.store.progress import Notice, ProgressFn, ignore_notice, ignore_progress
@@ -66,7 +67,6 @@ def import_file(
         StoreError: not a manifest file, or its sha256 differs.
         GgufError: not a well-formed gpt-oss GGUF.
     """
-    from gptoss_local.store.gguf_check import check_gguf
 
     if not src.is_file():
         raise StoreError(f"{src} is not a file")

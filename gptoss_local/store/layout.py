@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gptoss_local import paths
-from gptoss_local.manifest_schema import check_file_name
+from gptoss_local.catalog.schema import check_file_name
 
 PART_SUFFIX = ".incomplete"
 LOCK_SUFFIX = ".lock"

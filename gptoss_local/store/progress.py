@@ -87,11 +87,3 @@ class Meter:
         t0, d0 = self._samples[0]
         speed = (self.done - d0) / (now - t0) if now > t0 and self.done >= d0 else 0.0
         self.report(Progress(self.phase, self.name, self.done, self.total, speed))
-
-
-def size_text(n: float) -> str:
-    """Bytes in the largest binary unit that keeps one digit before the point: '11.3 GiB'."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(n) >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{int(n)} bytes"

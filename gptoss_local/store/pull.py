@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gptoss_local import paths
 from gptoss_local.catalog import Catalog, ModelFile, ModelSpec, Source
+from gptoss_local.store.adopt import same_device
 from gptoss_local.store.download import RetryPolicy
 from gptoss_local.store.errors import DiskFullError, OfflineError, PullCancelled, StoreError
 from gptoss_local.store.layout import FilePaths, file_paths
@@ -28,7 +29,6 @@ from gptoss_local.store.progress import (
     ignore_notice,
     ignore_progress,
 )
-from gptoss_local.store.progress import size_text as st
 from gptoss_local.store.pull_file import (
     FileOutcome,
     FileTask,
@@ -40,6 +40,7 @@ from gptoss_local.store.pull_file import (
 from gptoss_local.store.records import recorded_sha256, write_record
 from gptoss_local.store.reuse import find_copies
 from gptoss_local.store.verify import gguf_problem
+from gptoss_local.units import size_text as st
 
 DISK_MARGIN = 1 << 30  # room to leave free: logs, history, the OS
 
@@ -87,10 +88,7 @@ def ordered_sources(
 ) -> tuple[Source, ...]:
     """The sources to try, in order: `only` alone, else `preferred` first, then manifest order."""
     if only:
-        try:
-            return (catalog.source(only),)
-        except KeyError as exc:
-            raise StoreError(str(exc.args[0])) from None
+        return (catalog.source(only),)
     first = [s for s in catalog.sources if s.name == preferred]
     return (*first, *(s for s in catalog.sources if s.name != preferred))
 
@@ -182,7 +180,6 @@ def bytes_on_disk(spec: ModelSpec, folder: Path) -> int:
 
 def _remaining(spec: ModelSpec, file: ModelFile, fp: FilePaths, options: PullOptions) -> int:
     """Bytes still to write for `file`; a copy on the same drive is hard-linked, costing none."""
-    from gptoss_local.store.adopt import same_device
 
     if _size(fp.final) == file.bytes and recorded_sha256(fp) in (None, file.sha256):
         return 0  # good, or not hashed yet (a damaged file is kept until its replacement is in)

@@ -15,10 +15,11 @@ from gptoss_local.store.errors import NoNetworkError, OfflineError, SourceError,
 from gptoss_local.store.hashing import hash_file, sha256_file
 from gptoss_local.store.http_fetch import build_opener
 from gptoss_local.store.layout import FilePaths
-from gptoss_local.store.progress import Meter, Notice, ProgressFn, size_text
+from gptoss_local.store.progress import Meter, Notice, ProgressFn
 from gptoss_local.store.records import recorded_sha256, write_record
 from gptoss_local.store.reuse import find_copies
 from gptoss_local.store.sink import HashingSink
+from gptoss_local.units import size_text
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gptoss_local.catalog import ModelFile, ModelSpec
-from gptoss_local.manifest_schema import check_file_name
+from gptoss_local.catalog.schema import check_file_name
 
 
 @dataclass(frozen=True)

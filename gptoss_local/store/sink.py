@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gptoss_local.store.errors import DiskFullError, StoreError
-from gptoss_local.store.progress import size_text
+from gptoss_local.units import size_text
 
 _NO_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 _os_write = os.write  # a seam for tests that inject write errors

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gptoss_local.backends.base import BackendError
 from gptoss_local.catalog import Catalog, ModelFile, ModelSpec, Shape
+from gptoss_local.store.gguf_check import GgufError, check_gguf
 
 _ARCH = "gpt-oss"
 MXFP4_BYTES_PER_VALUE = 17 / 32
@@ -15,7 +16,6 @@ Q8_0_BYTES_PER_VALUE = 34 / 32
 
 def spec_for_file(path: Path, catalog: Catalog) -> ModelSpec:
     """The spec of `path`; raises BackendError when the file is missing or not a gpt-oss GGUF."""
-    from gptoss_local.store.gguf_check import GgufError, check_gguf
 
     try:
         info = check_gguf(path)

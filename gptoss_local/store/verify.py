@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gptoss_local.catalog import ModelSpec
+from gptoss_local.store.gguf_check import GgufError, check_gguf
 from gptoss_local.store.hashing import sha256_file
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.progress import Meter, ProgressFn, ignore_progress
@@ -70,7 +71,6 @@ def verify_model(
 
 def gguf_problem(path: Path) -> GgufError | None:
     """Why the GGUF check refuses the model whose (first) file is `path`; None when it is fine."""
-    from gptoss_local.store.gguf_check import GgufError, check_gguf
 
     try:
         check_gguf(path)

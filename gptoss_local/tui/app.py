@@ -21,10 +21,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from gptoss_local.backends.base import Backend, Conversation, GenerationSettings
-from gptoss_local.first_run import Opener, Ready, Setup
-from gptoss_local.harmony import EFFORTS
+from gptoss_local.hardware.vram import VramMonitor
+from gptoss_local.kinds import EFFORTS
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
+from gptoss_local.setup.first_run import Opener, Ready, Setup
 from gptoss_local.tui.actions import ACTIONS, bindings
 from gptoss_local.tui.chat_actions import ChatActions, reports_history_errors
 from gptoss_local.tui.copying import CopyActions
@@ -38,7 +39,6 @@ from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.warming import Warming
 from gptoss_local.tui.widgets import ChatInput, ChatLog, ReplyView, UserMessage
-from gptoss_local.vram import VramMonitor
 
 
 class ChatApp(ChatActions, CopyActions, LiveVram, ModelLoading, QuitKeys, Warming, App[None]):

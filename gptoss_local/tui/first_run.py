@@ -18,10 +18,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Label, ProgressBar, Select, Static
 
-from gptoss_local import first_run_text as text
 from gptoss_local.errors import WishError
-from gptoss_local.first_run import Choices, Ready, Setup, Weights
-from gptoss_local.planner import Plan
+from gptoss_local.kinds import EFFORTS
+from gptoss_local.plan.planner import Plan
+from gptoss_local.setup import text
+from gptoss_local.setup.first_run import Choices, Ready, Setup, Weights
 from gptoss_local.store.errors import PullCancelled, StoreError
 from gptoss_local.store.progress import Progress
 from gptoss_local.tui.widgets import ScrollWhenNeeded
@@ -90,7 +91,7 @@ class FirstRunScreen(Screen[Ready | None]):
             with Horizontal(classes="choices"):
                 yield self._choice("Engine", "backend", list(text.BACKENDS),
                                    self.choices.backend, fixed.backend)  # fmt: skip
-                efforts = [(e, e) for e in ("low", "medium", "high")]
+                efforts: list[tuple[str, Any]] = [(e, e) for e in EFFORTS]
                 yield self._choice("Reasoning effort", "effort", efforts, self.choices.effort,
                                    fixed.effort)  # fmt: skip
             yield Static("Weights", classes="heading")

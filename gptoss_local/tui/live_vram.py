@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
+from gptoss_local.hardware.vram import VramMonitor, VramUse
 from gptoss_local.tui.status import StatusBar
-from gptoss_local.vram import VramMonitor, VramUse
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -23,7 +23,7 @@ from gptoss_local.tui.widgets import ChatInput
 if TYPE_CHECKING:
     from textual.app import App
 
-    from gptoss_local.first_run import Opener, Ready, Setup
+    from gptoss_local.setup.first_run import Opener, Ready, Setup
 
     _Base = App[None]
 else:

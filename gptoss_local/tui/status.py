@@ -9,7 +9,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from gptoss_local.backends.base import BackendInfo, Stats
-from gptoss_local.vram import VramUse
+from gptoss_local.hardware.vram import VramUse
 
 WARN_FRACTION = 0.9  # warn when the conversation fills this much of the context
 

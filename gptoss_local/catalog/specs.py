@@ -1,8 +1,4 @@
-"""The model manifest (`models/manifest.toml`) as typed, validated specs.
-
-The manifest ships inside the wheel; `GPTOSS_LOCAL_MANIFEST=path` points at another one (private
-mirrors, tests). Every problem is reported as a `ManifestError` naming the file and the entry.
-"""
+"""What the model manifest describes: models, their files and shapes, sources, known GPUs."""
 
 from __future__ import annotations
 
@@ -12,12 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gptoss_local.tomlread import TomlReadError, load_toml
-
-MANIFEST_ENV = "GPTOSS_LOCAL_MANIFEST"
+from gptoss_local.errors import UnknownModelError, UnknownSourceError, UserError
 
 
-class ManifestError(Exception):
+class ManifestError(UserError):
     """The manifest cannot be used; the message names the file and the bad entry."""
 
 
@@ -118,19 +112,24 @@ class Catalog:
     gpus: tuple[KnownGpu, ...]
 
     def model(self, name_or_alias: str) -> ModelSpec:
-        """Look a model up by name (`gpt-oss-20b`) or alias (`20b`); KeyError lists the choices."""
+        """Look a model up by name (`gpt-oss-20b`) or alias (`20b`).
+
+        Raises:
+            UnknownModelError: none has that name; the message lists the choices.
+        """
         for spec in self.models:
             if name_or_alias == spec.name or name_or_alias in spec.aliases:
                 return spec
         choices = ", ".join(n for m in self.models for n in (m.name, *m.aliases))
-        raise KeyError(f"unknown model {name_or_alias!r}; choose one of {choices}")
+        raise UnknownModelError(f"unknown model {name_or_alias!r}; choose one of {choices}")
 
     def source(self, name: str) -> Source:
-        """Look a source up by name; KeyError lists the choices."""
+        """Look a source up by name; UnknownModelError lists the choices."""
         for source in self.sources:
             if source.name == name:
                 return source
-        raise KeyError(f"unknown source {name!r}; choose one of {', '.join(self.source_names)}")
+        names = ", ".join(self.source_names)
+        raise UnknownSourceError(f"unknown source {name!r}; choose one of {names}")
 
     @property
     def source_names(self) -> tuple[str, ...]:
@@ -141,33 +140,3 @@ class Catalog:
         """The longest `match` contained in an NVML GPU name, if any."""
         hits = [g for g in self.gpus if g.match.lower() in gpu_name.lower()]
         return max(hits, key=lambda g: len(g.match), default=None)
-
-
-def manifest_path() -> Path:
-    """The manifest in use: `GPTOSS_LOCAL_MANIFEST`, the wheel's copy, or the checkout's."""
-    override = os.environ.get(MANIFEST_ENV, "").strip()
-    if override:
-        return Path(override).expanduser()
-    packaged = Path(__file__).parent / "models" / "manifest.toml"
-    if packaged.is_file():
-        return packaged
-    return Path(__file__).parent.parent / "models" / "manifest.toml"
-
-
-def load(path: Path | None = None) -> Catalog:
-    """Read and validate the manifest.
-
-    Raises:
-        ManifestError: missing, unparsable, or with an entry that is wrong or incomplete.
-    """
-    path = path or manifest_path()
-    try:
-        raw = load_toml(path)
-    except (OSError, TomlReadError) as exc:
-        raise ManifestError(f"cannot read model manifest {path}: {exc}") from exc
-    from gptoss_local import manifest_schema
-
-    try:
-        return manifest_schema.build_catalog(path, raw)
-    except manifest_schema.EntryError as exc:
-        raise ManifestError(f"model manifest {path}: {exc}") from exc

@@ -11,9 +11,11 @@ from typing import Any
 
 from gptoss_local import catalog as catalog_mod
 from gptoss_local import paths
-from gptoss_local.engine import EngineStatus, cuda_rebuild_hint, engine_status
-from gptoss_local.hardware import Hardware, probe
-from gptoss_local.planner import Plan, Wishes, plan
+from gptoss_local.backends.ollama_status import ollama_status
+from gptoss_local.hardware.engine import EngineStatus, cuda_rebuild_hint, engine_status
+from gptoss_local.hardware.machine import Hardware, probe
+from gptoss_local.plan.planner import Plan, plan
+from gptoss_local.plan.wishes import Wishes
 
 
 def gather(wishes: Wishes, nvml: Any = None) -> tuple[Hardware, EngineStatus, Plan, list[str]]:
@@ -47,8 +49,6 @@ def report(
 ) -> dict:
     """The JSON document; `ollama` (from `ollama_status()`) is looked up when not given."""
     if ollama is None:
-        from gptoss_local.backends.ollama_status import ollama_status
-
         ollama = ollama_status()
     gpus = [
         {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gptoss_local.catalog import Catalog, ModelSpec
-from gptoss_local.hardware import Gpu
+from gptoss_local.hardware.machine import Gpu
 
 # Fraction of peak GPU bandwidth llama.cpp decode reaches (published figures give 0.5-0.7).
 GPU_EFFICIENCY = (0.45, 0.70)

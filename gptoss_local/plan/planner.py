@@ -12,30 +12,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from gptoss_local import memory
 from gptoss_local.catalog import Catalog, ModelSpec
-from gptoss_local.hardware import Gpu, Hardware
-from gptoss_local.memory import GIB, MIB, Estimate, Placement
-from gptoss_local.plan_text import describe_choice, effort_warnings, gib
-from gptoss_local.speed import SpeedRange, decode_speed
+from gptoss_local.hardware.machine import Gpu, Hardware
+from gptoss_local.plan import memory
+from gptoss_local.plan.memory import Estimate, Placement
+from gptoss_local.plan.speed import SpeedRange, decode_speed
+from gptoss_local.plan.text import describe_choice, effort_warnings
+from gptoss_local.plan.wishes import Wishes
+from gptoss_local.units import GIB, MIB, gib
 
 CONTEXT_LADDER = (131_072, 98_304, 65_536, 49_152, 32_768, 24_576, 16_384)
 DEFAULT_CONTEXT_FLOOR = 16_384  # below this, medium/high reasoning runs out of room
 MIN_CONTEXT = 2_048
 MIN_USEFUL_GPU_BYTES = 2 * GIB  # a card with less free than this cannot hold even the attention
 BIG_MODEL_CLASSES = ("workstation", "datacenter")
-
-
-@dataclass(frozen=True)
-class Wishes:
-    """What the user asked for; None leaves the choice to the planner."""
-
-    model: str | None = None
-    context: int | None = None
-    effort: str = "medium"
-    backend: str = "llamacpp"
-    cpu_moe_layers: int | None = None
-    kv_type: str = "f16"
 
 
 @dataclass(frozen=True)

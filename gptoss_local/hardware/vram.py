@@ -12,7 +12,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-GIB = 1 << 30
+from gptoss_local.hardware.machine import load_nvml
+from gptoss_local.units import GIB, gib
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class VramUse:
 
     def text(self) -> str:
         """As the status bar shows it, e.g. "VRAM 11.8/24.0 GiB"."""
-        return f"VRAM {self.used / GIB:.1f}/{self.total / GIB:.1f} GiB"
+        return f"VRAM {self.used / GIB:.1f}/{gib(self.total)}"
 
 
 class VramMonitor:
@@ -73,8 +74,6 @@ class VramMonitor:
 
     def _start(self) -> list[Any]:
         if self._nvml is None:
-            from gptoss_local.hardware import load_nvml
-
             self._nvml = load_nvml()
         self._nvml.nvmlInit()
         self._handles = []  # started: from now on `_give_up` shuts NVML down

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gptoss_local.synthetic.plan import BLOCK_LAYOUT, TensorPlan, plan_tensors
-from gptoss_local.synthetic.shapes import TINY, SyntheticShape
-from gptoss_local.synthetic.vocab import build_vocab
+from synthetic.plan import BLOCK_LAYOUT, TensorPlan, plan_tensors
+from synthetic.shapes import TINY, SyntheticShape
+from synthetic.vocab import build_vocab
 
 if TYPE_CHECKING:
     import numpy as np

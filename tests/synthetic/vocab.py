@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from gptoss_local.synthetic.shapes import SyntheticShape
+from synthetic.shapes import SyntheticShape
 
 TOKEN_NORMAL = 1
 TOKEN_CONTROL = 3

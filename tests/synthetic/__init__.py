@@ -4,8 +4,8 @@ Used by tests and benchmarks in place of the real multi-GB downloads. Requires t
 ``gguf`` and ``numpy`` packages, which are imported only when a file is written.
 """
 
-from gptoss_local.synthetic.plan import TensorPlan, plan_tensors, tensor_bytes
-from gptoss_local.synthetic.shapes import (
+from synthetic.plan import TensorPlan, plan_tensors, tensor_bytes
+from synthetic.shapes import (
     GPT_OSS_20B,
     GPT_OSS_120B,
     PRESETS,
@@ -13,8 +13,8 @@ from gptoss_local.synthetic.shapes import (
     TINY,
     SyntheticShape,
 )
-from gptoss_local.synthetic.vocab import HARMONY_WORDS, Vocab, build_vocab
-from gptoss_local.synthetic.writer import write_gguf
+from synthetic.vocab import HARMONY_WORDS, Vocab, build_vocab
+from synthetic.writer import write_gguf
 
 __all__ = [
     "GPT_OSS_20B",

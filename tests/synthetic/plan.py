@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gptoss_local.synthetic.shapes import SyntheticShape
+from synthetic.shapes import SyntheticShape
 
 # ggml type name -> (values per block, bytes per block)
 BLOCK_LAYOUT: dict[str, tuple[int, int]] = {"F32": (1, 4), "Q8_0": (32, 34), "MXFP4": (32, 17)}

@@ -19,10 +19,20 @@ from gptoss_local import catalog as catalog_mod
 from gptoss_local import config, paths
 from gptoss_local.backends.base import Backend, GenerationSettings, LoadProgress
 from gptoss_local.catalog import Catalog, ModelSpec
-from gptoss_local.hardware import Hardware
-from gptoss_local.planner import Plan, Wishes
-from gptoss_local.runner import ModelChoice
+from gptoss_local.errors import WishError
+from gptoss_local.hardware.machine import Hardware, probe
+from gptoss_local.plan.planner import Plan, plan
+from gptoss_local.plan.wishes import Wishes
+from gptoss_local.setup.runner import ModelChoice, choose_model, load_planned, ollama_opener
 from gptoss_local.store.progress import ProgressFn
+from gptoss_local.store.pull import (
+    PullOptions,
+    bytes_on_disk,
+    free_bytes,
+    ordered_sources,
+    pull_model,
+)
+from gptoss_local.store.spec_from_file import spec_for_file
 
 Opener = Callable[[LoadProgress], Backend]
 
@@ -113,22 +123,17 @@ class Setup:
     @classmethod
     def probe(cls, args: argparse.Namespace) -> Setup:
         """Probe this machine and read the settings file and manifest."""
-        from gptoss_local.hardware import probe
 
         first_run = not paths.settings_file().exists()
         return cls(probe(), catalog_mod.load(), config.load(), args, first_run)
 
     def initial(self) -> Choices:
         """The command line over the settings file."""
-        from gptoss_local.errors import WishError
 
         a, s = self.args, self.settings
         model = getattr(a, "model", None) or (None if s.model == "auto" else s.model)
         if model is not None and self.model_path is None:
-            try:  # an alias ("20b") becomes the model's name, as the screen lists it
-                model = self.catalog.model(model).name
-            except KeyError as exc:
-                raise WishError(exc.args[0]) from None
+            model = self.catalog.model(model).name  # an alias ("20b"): the name, as listed
         context = getattr(a, "context", None) or s.context or None
         return Choices(
             model=model,
@@ -139,8 +144,6 @@ class Setup:
 
     def plan(self, choices: Choices) -> Plan:
         """The planner's answer for `choices` (raises WishError for an unknown model)."""
-        from gptoss_local.errors import WishError
-        from gptoss_local.planner import plan
 
         wishes = Wishes(
             model=choices.model,
@@ -149,17 +152,13 @@ class Setup:
             backend=choices.backend,
             cpu_moe_layers=getattr(self.args, "cpu_moe", None),
         )
-        try:
-            return plan(self.hardware, self.catalog, wishes, spec=self._file_spec())
-        except KeyError as exc:
-            raise WishError(exc.args[0]) from None
+        return plan(self.hardware, self.catalog, wishes, spec=self._file_spec())
 
     def weights(self, plan: Plan) -> Weights | None:
         """The planned model's files; None when there is nothing to download (a file given
         with --model-path, the Ollama backend, or no model fits)."""
         if self.model_path is not None or plan.backend == "ollama" or plan.model is None:
             return None
-        from gptoss_local.store.pull import bytes_on_disk, free_bytes, ordered_sources
 
         spec = self.catalog.model(plan.model)
         folder = paths.models_dir()
@@ -195,7 +194,6 @@ class Setup:
     ) -> Path:
         """Pull `spec` into the models folder (resumable); raises StoreError or PullCancelled.
         `notice` hears retries and source switches."""
-        from gptoss_local.store.pull import PullOptions, pull_model
 
         options = PullOptions(preferred=self.settings.source, cancel=cancel)
         return pull_model(spec, self.catalog, options, progress, notice).path
@@ -218,8 +216,6 @@ class Setup:
         """How to open the backend `plan` describes, and the generation settings that suit it."""
         effort = choices.effort
         if plan.backend == "ollama":
-            from gptoss_local.runner import ollama_opener
-
             tag = self._ollama_tag(plan)
             opener = ollama_opener(tag, plan.context)
             return Ready(tag, opener, GenerationSettings(effort=effort), plan.warnings)
@@ -227,7 +223,6 @@ class Setup:
         cat = self.catalog
 
         def open_llama(progress: LoadProgress) -> Backend:
-            from gptoss_local.runner import load_planned
 
             return load_planned(cat, choice, plan, progress)
 
@@ -237,19 +232,16 @@ class Setup:
         return Ready(choice.spec.name, open_llama, generation, plan.warnings)
 
     def _choice(self, plan: Plan) -> ModelChoice:
-        from gptoss_local.runner import choose_model
 
         return choose_model(self.catalog, self.model_path, plan)
 
     def _file_spec(self) -> ModelSpec | None:
         if self.model_path is None:
             return None
-        from gptoss_local.store.spec_from_file import spec_for_file
 
         return spec_for_file(self.model_path, self.catalog)
 
     def _ollama_tag(self, plan: Plan) -> str:
-        from gptoss_local.errors import WishError
 
         if plan.model is None:
             raise WishError("no model fits this machine:\n" + "\n".join(plan.warnings))

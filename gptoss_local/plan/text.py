@@ -5,23 +5,18 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from gptoss_local.memory import GIB
+from gptoss_local.units import gib
 
 if TYPE_CHECKING:
     from gptoss_local.catalog import ModelSpec
-    from gptoss_local.hardware import Gpu, Hardware
-    from gptoss_local.memory import Placement
-    from gptoss_local.planner import Plan
+    from gptoss_local.hardware.machine import Gpu, Hardware
+    from gptoss_local.plan.memory import Placement
+    from gptoss_local.plan.planner import Plan
 
 
 def speed_range(low: float, high: float) -> str:
     """'150–220', or 'about 400' when both ends are the same."""
     return f"about {low:g}" if low == high else f"{low:g}–{high:g}"
-
-
-def gib(value: float) -> str:
-    """Bytes as GiB with one decimal, e.g. '11.3 GiB'."""
-    return f"{value / GIB:.1f} GiB"
 
 
 def describe_choice(

@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gptoss_local.catalog import ModelSpec
+from gptoss_local.units import MIB
 
-MIB = 1 << 20
-GIB = 1 << 30
 CUDA_CONTEXT_BYTES = 512 * MIB  # per GPU, counted by NVML as used memory
 COMPUTE_EXTRA_BYTES = 128 * MIB  # graph scratch beyond the logits
 # Calibrated on an H200 (bench/results/gpu): once the first prompt has run, use grows by ~0.1 GiB

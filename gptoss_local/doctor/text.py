@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from gptoss_local import __version__, paths
-from gptoss_local.engine import EngineStatus
-from gptoss_local.hardware import Hardware
-from gptoss_local.plan_text import gib, speed_range
-from gptoss_local.planner import Plan
+from gptoss_local.backends.ollama_status import ollama_status, status_line
+from gptoss_local.hardware.engine import EngineStatus
+from gptoss_local.hardware.machine import Hardware
+from gptoss_local.plan.planner import Plan
+from gptoss_local.plan.text import speed_range
+from gptoss_local.units import gib
 
 _PLACEMENT = {
     "gpu": "entirely on the GPU",
@@ -30,7 +32,6 @@ def render(
 
     `ollama` is `ollama_status()`'s result, looked up when not given.
     """
-    from gptoss_local.backends.ollama_status import ollama_status, status_line
 
     bold, red, reset = ("\x1b[1m", "\x1b[1;31m", "\x1b[0m") if color else ("", "", "")
     lines = [f"{bold}gptoss-local {__version__}{reset}", "", f"{bold}GPUs{reset}"]

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import fields
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from string import Formatter
 from typing import Any
-from urllib.parse import urlsplit
 
-from gptoss_local.catalog import (
+from gptoss_local.catalog.specs import (
     Catalog,
     KnownGpu,
     ModelFile,
@@ -18,6 +16,7 @@ from gptoss_local.catalog import (
     Shape,
     Source,
 )
+from gptoss_local.urls import has_control_character, url_problem
 
 SCHEMA = 1
 TEMPLATE_FIELDS = ("repo", "revision", "file")
@@ -58,33 +57,6 @@ def check_file_name(name: str) -> None:
         raise ValueError(f"unsafe file name {name!r}: it must be a plain file name")
 
 
-def has_control_character(text: str) -> bool:
-    """True when `text` holds a C0/C1 control character or DEL (never valid in a URL or name)."""
-    return any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text)
-
-
-def is_loopback_host(host: str | None) -> bool:
-    """True for `localhost` and loopback addresses (127.0.0.0/8, ::1): traffic that stays here."""
-    if not host:
-        return False
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _url_allowed(url: str) -> bool:
-    """https:// anywhere; clear-text http:// only to this machine (local mirrors, tests)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError:
-        return False
-    return parts.scheme == "https" or (parts.scheme == "http" and is_loopback_host(host))
-
-
 def _table(parent: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     value = parent.get(key)
     if not isinstance(value, dict):
@@ -107,7 +79,7 @@ def _source(name: str, table: Any) -> Source:
     if not isinstance(table, dict):
         raise EntryError(f"{where}: not a table")
     url = _get(table, "url", str, where)
-    if not _url_allowed(url) or "{file}" not in url or has_control_character(url):
+    if url_problem(url) or "{file}" not in url:
         raise EntryError(
             f"{where}.url: must be an https:// template containing {{file}} "
             "(http:// only for this machine: localhost, 127.0.0.1 or ::1)"

@@ -1,4 +1,4 @@
-"""Command line: ``python -m gptoss_local.synthetic OUT.gguf --shape tiny|small|20b|120b``."""
+"""Command line: ``python -m synthetic OUT.gguf --shape tiny|small|20b|120b``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import sys
 import time
 from collections.abc import Sequence
 
-from gptoss_local.synthetic.shapes import PRESETS
-from gptoss_local.synthetic.writer import Progress, write_gguf
+from synthetic.shapes import PRESETS
+from synthetic.writer import Progress, write_gguf
 
 
 def _progress_printer() -> Progress:
@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The process exit status.
     """
-    parser = argparse.ArgumentParser(prog="python -m gptoss_local.synthetic")
+    parser = argparse.ArgumentParser(prog="python -m synthetic")
     parser.add_argument("out", help="output .gguf path")
     parser.add_argument("--shape", choices=sorted(PRESETS), default="tiny")
     parser.add_argument("--seed", type=int, default=0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from gptoss_local.backends.llama_native import route_logs
+
 DISTRIBUTION = "llama-cpp-python"
 REQUIREMENT = "llama-cpp-python>=0.3.36,<0.4"
 
@@ -34,8 +36,6 @@ def engine_status() -> EngineStatus:
         return EngineStatus(False, None, None, (), f"{DISTRIBUTION} is not installed")
     try:
         import llama_cpp
-
-        from gptoss_local.backends.llama_native import route_logs
 
         route_logs(None)  # the first call initialises CUDA, which logs; keep that off the terminal
         offload = bool(llama_cpp.llama_supports_gpu_offload())

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from gptoss_local import doctor_text
 from gptoss_local.catalog import Catalog
-from gptoss_local.first_run import Weights
-from gptoss_local.hardware import Hardware
-from gptoss_local.planner import Plan
-from gptoss_local.store.progress import Progress, size_text
+from gptoss_local.doctor import text as doctor_text
+from gptoss_local.hardware.machine import Hardware
+from gptoss_local.plan.planner import Plan
+from gptoss_local.setup.first_run import Weights
+from gptoss_local.store.progress import Progress
+from gptoss_local.units import size_text
 
 CONTEXTS = (4_096, 8_192, 16_384, 32_768, 65_536, 131_072)
 BACKENDS = (("llama.cpp, in this process", "llamacpp"), ("Ollama, managed daemon", "ollama"))

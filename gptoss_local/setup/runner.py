@@ -14,9 +14,17 @@ from typing import TYPE_CHECKING
 from gptoss_local import catalog as catalog_mod
 from gptoss_local import config, paths
 from gptoss_local.backends.base import BackendError, LoadProgress, no_load_progress
+from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.ollama import OllamaBackend
+from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
-from gptoss_local.planner import Plan, Wishes
+from gptoss_local.hardware.machine import probe
+from gptoss_local.plan.planner import Plan, plan
+from gptoss_local.plan.wishes import Wishes, wishes_from
+from gptoss_local.store.progress import Progress
+from gptoss_local.store.spec_from_file import spec_for_file
 
 if TYPE_CHECKING:
     from gptoss_local.backends.llama_cpp import LlamaCppBackend
@@ -36,8 +44,6 @@ class ModelChoice:
 def choose_model(cat: Catalog, model_path: Path | None, plan: Plan | None) -> ModelChoice:
     """The file to load: `--model-path` as given, else the planned model in the models folder."""
     if model_path is not None:
-        from gptoss_local.store.spec_from_file import spec_for_file
-
         return ModelChoice(spec_for_file(model_path, cat), model_path)
     if plan is None or plan.model is None:
         warnings = plan.warnings if plan else ()
@@ -58,15 +64,9 @@ def make_plan(
     args: argparse.Namespace, settings: config.Settings, cat: Catalog, spec: ModelSpec | None
 ) -> Plan:
     """Probe the hardware and plan, with the command line over the settings file."""
-    from gptoss_local.commands.doctor import wishes_from
-    from gptoss_local.hardware import probe
-    from gptoss_local.planner import plan
 
     wishes: Wishes = wishes_from(args, settings)
-    try:
-        return plan(probe(), cat, wishes, spec=spec)
-    except KeyError as exc:
-        raise WishError(exc.args[0]) from None
+    return plan(probe(), cat, wishes, spec=spec)
 
 
 def open_backend(
@@ -98,8 +98,6 @@ def load_planned(
 ) -> LlamaCppBackend:
     """Load `choice` into llama.cpp as `the_plan` says; an out-of-memory failure gets a hint
     with a plan that fits the memory free now."""
-    from gptoss_local.backends.llama_cpp import LlamaCppBackend
-    from gptoss_local.backends.llama_load import LoadSettings
 
     log_dir = paths.ensure_dir(paths.logs_dir())
     try:
@@ -114,8 +112,6 @@ def load_planned(
 
 def _plan_that_fits_now(cat: Catalog, spec: ModelSpec) -> str | None:
     """After a failed load has freed its memory: the flags of a plan that fits what is free."""
-    from gptoss_local.hardware import probe
-    from gptoss_local.planner import plan
 
     fresh = plan(probe(), cat, Wishes(), spec=spec)
     if not fresh.fits:
@@ -131,8 +127,6 @@ def open_ollama(
 
     The plan gives the model and `options.num_ctx`; Ollama places the layers itself.
     """
-    from gptoss_local.backends.ollama import OllamaBackend
-    from gptoss_local.backends.ollama_daemon import OllamaDaemon
 
     if getattr(args, "model_path", None) is not None:
         raise WishError("--model-path works with the llama.cpp backend only (--backend llamacpp)")
@@ -151,9 +145,6 @@ def ollama_opener(tag: str, context: int) -> Callable[[LoadProgress], OllamaBack
     the daemon and the pull report goes to the progress callback."""
 
     def open_ollama(progress: LoadProgress) -> OllamaBackend:
-        from gptoss_local.backends.ollama import OllamaBackend
-        from gptoss_local.backends.ollama_daemon import OllamaDaemon
-        from gptoss_local.store.progress import Progress
 
         def notice(text: str) -> None:
             progress(0.0, text)

@@ -1,0 +1,143 @@
+"""The options of every command, apart from their handlers: `cli.py` builds the whole parser
+from this light module (`--help` stays fast) and imports a handler only when its command runs."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from pathlib import Path
+
+from gptoss_local.commands.arg_types import bounded_float, chat_id, positive_int
+from gptoss_local.kinds import BACKENDS
+
+
+def run_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `run`."""
+    parser.add_argument("prompt", nargs="?", help="the question (default: read from stdin)")
+    parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
+    parser.add_argument(
+        "--backend", choices=BACKENDS,
+        help="engine (default: the settings file's, else llamacpp)",
+    )  # fmt: skip
+    parser.add_argument("--instructions", help="instructions for the model (a system prompt)")
+    parser.add_argument(
+        "--max-tokens", type=positive_int, metavar="N", help="stop after N generated tokens"
+    )
+    parser.add_argument("--seed", type=int, help="sampling seed, for repeatable output")
+    parser.add_argument(
+        "--temperature", type=bounded_float(0.0, 100.0), default=1.0,
+        help="default 1.0; 0 = greedy",
+    )  # fmt: skip
+    parser.add_argument(
+        "--top-p", type=bounded_float(0.0, 1.0, low_open=True), default=1.0,
+        help="default 1.0 (off)",
+    )  # fmt: skip
+    parser.add_argument("--tools", type=Path, metavar="FILE", help="JSON list of function tools")
+    parser.add_argument(
+        "--cpu-sampling", action="store_true",
+        help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--show-reasoning", action="store_true", help="print the reasoning to stderr"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per line on stdout")
+    parser.add_argument(
+        "--print-prompt", action="store_true", help="print the exact Harmony prompt and exit"
+    )
+    parser.add_argument(
+        "--date", type=dt.date.fromisoformat, metavar="YYYY-MM-DD", help="current date"
+    )
+
+
+def bench_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `bench`."""
+    parser.add_argument("--model-path", type=Path, metavar="FILE",
+                        help="any gpt-oss GGUF file (default: the planned model)")  # fmt: skip
+    parser.add_argument("--prompt-tokens", type=int, default=512, metavar="N", help="default 512")
+    parser.add_argument("--generate", type=int, default=128, metavar="N", help="default 128")
+    parser.add_argument("--repeats", type=int, default=3, metavar="N", help="default 3")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def chat_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `chat` beyond the shared model wishes."""
+    parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
+    parser.add_argument(
+        "--chat", type=chat_id, metavar="ID", help="reopen a saved chat (see `chats`)"
+    )
+    parser.add_argument(
+        "--backend", choices=BACKENDS,
+        help="engine (default: the settings file's, else llamacpp)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cpu-sampling", action="store_true",
+        help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
+    )  # fmt: skip
+
+
+def chats_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `chats` and its subcommands `list` (the default) and `export`."""
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--search", metavar="TEXT", help="only chats whose title or text has TEXT")
+    actions = parser.add_subparsers(dest="chats_command", metavar="{list,export}")
+    listing = actions.add_parser("list", help="list the saved chats (the default)")
+    # SUPPRESS: without it the subcommand's defaults would overwrite `chats --json`.
+    listing.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document"
+    )
+    listing.add_argument("--search", metavar="TEXT", default=argparse.SUPPRESS, help="filter")
+    export = actions.add_parser(
+        "export",
+        help="write one chat as Markdown or JSON",
+        description="Write a chat with every message, its reasoning and its stats.",
+    )
+    export.add_argument("id", type=chat_id, help="the chat's id (see `gptoss-local chats`)")
+    export.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
+    export.add_argument("--output", "-o", type=Path, metavar="FILE", help="default: stdout")
+
+
+def pull_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `pull`."""
+    parser.add_argument(
+        "model", nargs="?", help="20b, 120b or a full model name (default: the planner's choice)"
+    )
+    parser.add_argument(
+        "--source", metavar="NAME", help="download only from this source of the manifest"
+    )
+    parser.add_argument(
+        "--offline", action="store_true", help="no network: only use files already on this PC"
+    )
+    parser.add_argument(
+        "--no-reuse", action="store_true", help="do not look for copies in other tools' caches"
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress and no notices")
+    parser.add_argument(
+        "--backend", choices=BACKENDS,
+        help="llamacpp: into the models folder (default); ollama: into Ollama's own store",
+    )  # fmt: skip
+
+
+def models_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `models`."""
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def verify_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `verify`."""
+    parser.add_argument("model", nargs="?", help="20b, 120b or a full name (default: every model)")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def rm_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `rm`."""
+    parser.add_argument("model", help="20b, 120b or a full model name")
+    parser.add_argument("--yes", "-y", action="store_true", help="delete without asking")
+
+
+def import_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `import`."""
+    parser.add_argument("path", type=Path, help="the downloaded .gguf file (or one shard)")
+    parser.add_argument(
+        "--move", action="store_true", help="move the file instead of linking or copying it"
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")

@@ -1,0 +1,1 @@
+"""What `chat` and `run` settle before the first message: model, plan, weights, engine."""

@@ -1,0 +1,20 @@
+"""Byte counts as people read them."""
+
+from __future__ import annotations
+
+KIB = 1 << 10
+MIB = 1 << 20
+GIB = 1 << 30
+
+
+def size_text(n: float) -> str:
+    """Bytes in the largest binary unit that keeps one digit before the point: '11.3 GiB'."""
+    for unit, scale in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if abs(n) >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+def gib(n: float) -> str:
+    """Bytes as GiB with one decimal, e.g. '11.3 GiB' (also for small amounts: '0.4 GiB')."""
+    return f"{n / GIB:.1f} GiB"

@@ -1,0 +1,167 @@
+"""The package's layers, checked from its source: imports point downward.
+
+No import cycle between modules (deferred imports included, `if TYPE_CHECKING:` ones not); the
+command-line layer (`commands/`) is imported only by `cli.py`; textual only inside `tui/`; and
+modules of the package import each other at the top of the file, not inside functions (heavy
+third-party libraries stay deferred to where they are used, so `--help` stays fast).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parent.parent / "gptoss_local"
+# Imported inside functions on purpose: cli.py loads one command's module when it runs, and the
+# TUI (textual: ~0.2 s) is loaded only by the command that opens it.
+DEFERRED_SOURCES = {"gptoss_local.cli"}
+DEFERRED_TARGETS = ("gptoss_local.tui",)
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import statement's target module, where it is, and whether it runs at import time."""
+
+    source: str
+    target: str
+    line: int
+    top_level: bool
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _resolve(module: str, names: list[str]) -> list[str]:
+    """`from module import a, b`: the submodules named, else the module itself."""
+    found = [f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES]
+    return found or [module]
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(source: str) -> Iterator[Import]:
+    """Every executed import in module `source`, with the module it loads."""
+    tree = ast.parse(MODULES[source].read_text(encoding="utf-8"))
+
+    def walk(node: ast.AST, top: bool) -> Iterator[Import]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                continue
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    yield Import(source, alias.name, child.lineno, top)
+            elif isinstance(child, ast.ImportFrom) and child.module and not child.level:
+                names = [alias.name for alias in child.names]
+                for target in _resolve(child.module, names):
+                    yield Import(source, target, child.lineno, top)
+            else:
+                inner = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                yield from walk(child, top and not inner)
+
+    yield from walk(tree, True)
+
+
+ALL = [imp for module in sorted(MODULES) for imp in imports_of(module)]
+INTERNAL = [imp for imp in ALL if imp.target.split(".")[0] == "gptoss_local"]
+
+
+def _cycles() -> list[list[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for imp in INTERNAL:
+        if imp.target in MODULES and imp.target != imp.source:
+            graph[imp.source].add(imp.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    assert _cycles() == []
+
+
+def test_only_the_cli_imports_the_commands() -> None:
+    upward = [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for imp in INTERNAL
+        if imp.target.startswith("gptoss_local.commands")
+        and not imp.source.startswith("gptoss_local.commands")
+        and imp.source not in ("gptoss_local.cli", "gptoss_local.__main__")
+    ]
+    assert upward == []
+
+
+def test_textual_is_imported_only_in_the_tui() -> None:
+    leaks = [
+        f"{imp.source}:{imp.line}"
+        for imp in ALL
+        if imp.target.split(".")[0] == "textual" and not imp.source.startswith("gptoss_local.tui")
+    ]
+    assert leaks == []
+
+
+def test_the_package_imports_itself_at_the_top_of_files() -> None:
+    deferred = [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for imp in INTERNAL
+        if not imp.top_level
+        and imp.source not in DEFERRED_SOURCES
+        and not imp.target.startswith(DEFERRED_TARGETS)
+    ]
+    assert deferred == []
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("import gptoss_local.paths\n", ["gptoss_local.paths"]),
+        ("def f():\n    from gptoss_local import paths, config\n", ["gptoss_local.paths"]),
+        ("if TYPE_CHECKING:\n    from gptoss_local import paths\n", []),
+    ],
+)
+def test_the_walk_sees_imports_where_they_are(
+    code: str, expected: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "probe.py"
+    fake.write_text(code)
+    monkeypatch.setitem(MODULES, "probe", fake)
+    found = [imp.target for imp in imports_of("probe") if imp.target.startswith("gptoss_local")]
+    assert found[: len(expected)] == expected and (expected or not found)
