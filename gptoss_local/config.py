@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gptoss_local import paths
 from gptoss_local.errors import UserError
-from gptoss_local.kinds import BACKENDS, EFFORTS
+from gptoss_local.kinds import BACKENDS, EFFORTS, BackendName, Effort
 from gptoss_local.tomlread import TomlReadError, load_toml
 
 
@@ -27,10 +27,10 @@ class SettingsError(UserError):
 class Settings:
     """User defaults. `model="auto"` and `context=0` leave the choice to the planner."""
 
-    backend: str = "llamacpp"
+    backend: BackendName = "llamacpp"
     model: str = "auto"
     context: int = 0
-    effort: str = "medium"
+    effort: Effort = "medium"
     source: str = "huggingface"
 
     def validate(self) -> None:

@@ -11,6 +11,7 @@ from store_files import write_manifest
 
 from gptoss_local import catalog, config
 from gptoss_local.hardware.machine import Gpu, Hardware
+from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.setup.first_run import Setup
 
 MODEL = "gpt-oss-tiny"  # alias "tiny"
@@ -62,4 +63,6 @@ def setup_for(cat: catalog.Catalog, hardware: Hardware | None = None, **given: o
     from gptoss_local import paths
 
     first = not paths.settings_file().exists()
-    return Setup(hardware or machine(), cat, config.load(), chat_args(**given), first)
+    settings = config.load()
+    wishes = wishes_from(chat_args(**given), settings)
+    return Setup(hardware or machine(), cat, settings, wishes, first)

@@ -4,6 +4,7 @@ cancel and resume against the loopback server, remembering the choice, and loadi
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
 from gptoss_local import config, paths
 from gptoss_local.backends.base import BackendInfo
 from gptoss_local.catalog import Catalog
-from gptoss_local.setup.first_run import Choices
+from gptoss_local.plan.wishes import Wishes
 from gptoss_local.store.errors import PullCancelled
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.progress import Progress
@@ -37,12 +38,14 @@ def test_the_first_run_asks_and_a_remembered_model_with_weights_does_not(
     plan = setup.plan(setup.initial())
     assert plan.model == MODEL and plan.placement == "cpu"
     install_tiny(tiny_gguf)
-    setup.remember(Choices(context=4096, effort="high"), plan)
+    setup.remember(Wishes(context=4096, effort="high"), plan)
     saved = config.load()
     assert (saved.model, saved.context, saved.effort) == (MODEL, 4096, "high")
     later = setup_for(cat, context=None)
     assert not later.first_run and not later.needs_screen()
-    assert later.initial() == Choices(model=MODEL, context=4096, effort="high")
+    wishes = later.initial()
+    assert (wishes.model, wishes.context, wishes.effort) == (MODEL, 4096, "high")
+    assert wishes.backend == "llamacpp"
 
 
 def test_missing_weights_ask_again_even_after_the_first_run(cat: Catalog) -> None:
@@ -130,11 +133,11 @@ def test_ready_loads_the_real_model_with_progress_and_cpu_sampling(
 def test_a_gpu_plan_samples_on_the_gpu_unless_asked_not_to(cat: Catalog, tiny_gguf: Path) -> None:
     install_tiny(tiny_gguf)
     gpu = machine(gpu_gib=16)
-    choices = Choices(context=4096)
+    choices = Wishes(context=4096)
     plan = setup_for(cat, gpu).plan(choices)
     assert plan.placement == "gpu"
     assert setup_for(cat, gpu).ready(choices, plan).generation.backend_sampling
-    cpu_sampled = setup_for(cat, gpu, cpu_sampling=True).ready(choices, plan)
+    cpu_sampled = setup_for(cat, gpu).ready(replace(choices, cpu_sampling=True), plan)
     assert not cpu_sampled.generation.backend_sampling
 
 

@@ -4,7 +4,6 @@ download. Ollama is the stand-in program (tests/fake_ollama), which logs each pu
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from gptoss_local import catalog, config
 from gptoss_local.backends.base import BackendError
 from gptoss_local.cli import main
 from gptoss_local.hardware import machine as hardware
+from gptoss_local.plan.wishes import Wishes
 from gptoss_local.setup.first_run import Setup
 from gptoss_local.store.errors import OfflineError
 
@@ -102,7 +102,7 @@ def test_the_first_run_download_opens_no_connection(
 
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    setup = Setup(hardware.probe(), catalog.load(), config.Settings(), argparse.Namespace(), True)
+    setup = Setup(hardware.probe(), catalog.load(), config.Settings(), Wishes(), True)
     with pytest.raises(OfflineError, match="offline mode is on"):
         setup.download(catalog.load().model("20b"), lambda _p: None, threading.Event())
     assert attempts == []

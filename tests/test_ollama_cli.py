@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
+from argparse import Namespace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +15,14 @@ from fake_nvml import FakeNvml
 from fake_ollama.helpers import gone, install, running_fake
 from tui_helpers import open_history, run_async, send_and_wait, wait_for_model
 
-from gptoss_local import config
+from gptoss_local import catalog, config
 from gptoss_local.backends import ollama_daemon, ollama_spawn
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.backends.ollama_probe import free_port
 from gptoss_local.cli import main
 from gptoss_local.hardware import machine as hardware
-from gptoss_local.setup.runner import open_ollama
+from gptoss_local.plan.wishes import wishes_from
+from gptoss_local.setup.first_run import Setup
 from gptoss_local.tui.app import make_app
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")
@@ -136,10 +138,11 @@ def test_doctor_opens_no_connection_without_ollama(
 async def test_the_chat_tui_streams_through_the_ollama_backend(
     program: Path, tmp_path: Path
 ) -> None:
-    args = argparse.Namespace(
-        model=None, context=None, effort=None, backend="ollama", cpu_moe=None, model_path=None
-    )
-    backend, _ = open_ollama(args, config.load(), notice=lambda _text: None)
+    settings = replace(config.load(), backend="ollama")
+    setup = Setup(hardware.probe(), catalog.load(), settings, wishes_from(Namespace(), settings),
+                  first_run=False)  # fmt: skip
+    wishes = setup.initial()
+    backend = setup.ready(wishes, setup.plan(wishes)).open(lambda *_: True)
     history = open_history(tmp_path)
     try:
         app = make_app(history, lambda _progress: backend, GenerationSettings(effort="low"))

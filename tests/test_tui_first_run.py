@@ -211,7 +211,7 @@ async def test_the_keyboard_reaches_every_choice(tmp_path: Path, cat: Catalog) -
         await pilot.press("shift+tab")
         assert app.focused is not None and app.focused.id == "effort"
         await pilot.press("enter", "down", "enter")  # open the list, one down, choose
-        await wait_for(pilot, lambda: app.screen.choices.effort == "high", 5, "effort high")
+        await wait_for(pilot, lambda: app.screen.wishes.effort == "high", 5, "effort high")
         await pilot.press("tab", "tab")
         assert app.focused is not None and app.focused.id == "quit"
         kinds = {type(widget).__name__ for widget in app.screen.focus_chain}

@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[2] / d) for d in ("", "tests")]
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # tests/synthetic
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import steps

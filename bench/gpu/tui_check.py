@@ -21,8 +21,11 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-sys.path[:0] = [str(Path(__file__).resolve().parents[2] / d) for d in ("", "tests")]
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # tests/synthetic
 
+from gptoss_local import config
+from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.session.history import History
 from gptoss_local.setup.first_run import Setup
 from gptoss_local.tui.app import ChatApp, make_app
@@ -103,10 +106,11 @@ def main() -> None:
         model=None, context=args.context, effort="low", backend=None, cpu_moe=None,
         model_path=args.model, cpu_sampling=False,
     )  # fmt: skip
-    setup = Setup.probe(chat_args)
-    choices = setup.initial()
-    plan = setup.plan(choices)
-    ready = setup.ready(choices, plan)
+    settings = config.load()
+    setup = Setup.probe(wishes_from(chat_args, settings), settings)
+    wishes = setup.initial()
+    plan = setup.plan(wishes)
+    ready = setup.ready(wishes, plan)
     reports: list[tuple[float, float, str]] = []
     opener = ready.open
 

@@ -42,7 +42,7 @@ class OllamaBackend:
         self, daemon: OllamaDaemon, model: str, context: int = 8192, keep_alive: str = "10m"
     ) -> None:
         self.daemon, self.model, self.context, self.keep_alive = daemon, model, context, keep_alive
-        self._client = _client(daemon.ensure())
+        self._client = client_for(daemon.ensure())
 
     def info(self) -> BackendInfo:
         """The tag, its placement as Ollama reports it, and the server's version."""
@@ -119,7 +119,7 @@ class OllamaBackend:
         hint = "The reply is incomplete."
         try:
             if self.daemon.restart_if_crashed(wait=1.0):
-                self._client = _client(self.daemon.url)  # a restarted daemon has a new port
+                self._client = client_for(self.daemon.url)  # a restarted daemon has a new port
                 hint += " The Ollama server crashed and was restarted; ask again."
         except BackendError as again:  # out of restarts, or it would not start
             hint += f" Restarting the Ollama server failed: {again}"
@@ -143,7 +143,7 @@ class OllamaBackend:
 
     def pull(self, tag: str | None = None, progress: ProgressFn = ignore_progress) -> None:
         """Download a tag into Ollama's store, reporting through the store's callback."""
-        pull(self._client, tag or self.model, progress)
+        pull_tag(self._client, tag or self.model, progress)
 
     def has_model(self) -> bool:
         """Whether Ollama's store holds the tag already (its /api/tags list)."""
@@ -160,7 +160,8 @@ class OllamaBackend:
         self.close()
 
 
-def _client(url: str) -> Any:
+def client_for(url: str) -> Any:
+    """The official client for the Ollama server at `url`."""
     import ollama  # lazily: it pulls in httpx and pydantic
 
     return ollama.Client(host=url)
@@ -206,7 +207,7 @@ def has_tag(client: Any, tag: str) -> bool:
     return tag in names or f"{tag}:latest" in names
 
 
-def pull(
+def pull_tag(
     client: Any, tag: str, progress: ProgressFn = ignore_progress, offline: bool = False
 ) -> None:
     """Pull `tag` through `client`, mapping /api/pull lines to `Progress("download", ...)`.

@@ -5,18 +5,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict, replace
 
 from gptoss_local import benchmark, config
-from gptoss_local.setup.runner import open_planned
+from gptoss_local.plan.wishes import wishes_from
+from gptoss_local.setup.first_run import Setup
+from gptoss_local.setup.runner import choose_model, load_planned
 
 
 def run_bench(args: argparse.Namespace) -> int:
     """Load the planned model and measure; prints a table (or JSON)."""
 
-    args.backend = "llamacpp"
     settings = config.load()
-    backend, plan = open_planned(args, settings, notice=lambda text: print(text, file=sys.stderr))
-    on_gpu = backend.settings.gpu_layers != 0
+    wishes = replace(wishes_from(args, settings), backend="llamacpp")  # an engine benchmark
+    setup = Setup.probe(wishes, settings)
+    wishes = setup.initial()
+    plan = setup.plan(wishes)
+    for warning in plan.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    choice = choose_model(setup.catalog, wishes.model_path, plan)
+    backend = load_planned(setup.catalog, choice, plan)
+    on_gpu = plan.gpu_layers != 0
     runs = [("greedy", False), ("default", False)] + ([("default", True)] if on_gpu else [])
     results = []
     with backend:
@@ -35,8 +44,6 @@ def run_bench(args: argparse.Namespace) -> int:
             )
         info = backend.info()
     if args.json:
-        from dataclasses import asdict
-
         doc = {"model": info.model, "placement": info.placement, "context": info.context_size,
                "plan": plan.to_dict(), "results": [asdict(r) for r in results]}  # fmt: skip
         json.dump(doc, sys.stdout, indent=2)

@@ -17,8 +17,8 @@ import os
 import sys
 from pathlib import Path
 
-from gptoss_local import paths
-from gptoss_local.errors import WishError
+from gptoss_local import config, paths
+from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.session.history import History
 from gptoss_local.setup.first_run import Setup
 
@@ -26,16 +26,16 @@ from gptoss_local.setup.first_run import Setup
 def run_chat(args: argparse.Namespace) -> int:
     """Set up (asking only what is open), then chat until the user quits."""
 
-    if args.model_path is not None and args.backend == "ollama":
-        raise WishError("--model-path works with the llama.cpp backend only (--backend llamacpp)")
+    settings = config.load()
+    wishes = wishes_from(args, settings)
     with History() as history:
         if args.chat is not None:
             history.get_chat(args.chat)  # an unknown id is a plain error, before the app
-        setup = Setup.probe(args)  # reads --model-path's header: a bad file fails here
+        setup = Setup.probe(wishes, settings)
         ready = None
-        if not setup.needs_screen():
-            choices = setup.initial()
-            ready = setup.ready(choices, setup.plan(choices))
+        if not setup.needs_screen():  # reads --model-path's header: a bad file fails here
+            wishes = setup.initial()
+            ready = setup.ready(wishes, setup.plan(wishes))
         from gptoss_local.tui.app import make_app  # textual: imported only for this command
 
         app = make_app(history, ready=ready, setup=setup, chat_id=args.chat)  # setup: for F9

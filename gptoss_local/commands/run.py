@@ -7,26 +7,25 @@ import json
 import signal
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from gptoss_local import config
-from gptoss_local.backends.base import Conversation, Finished, GenerationSettings
+from gptoss_local.backends.base import Conversation, Finished
 from gptoss_local.errors import WishError
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.harmony import Message, Tool, render_prompt
-from gptoss_local.setup.runner import open_backend, open_ollama
+from gptoss_local.plan.wishes import wishes_from
+from gptoss_local.setup.first_run import Setup
 
 
 def run_run(args: argparse.Namespace) -> int:
     """Answer one prompt; exit 130 when interrupted."""
-
     settings = config.load()
-    args.backend = args.backend or settings.backend
-    prompt = _read_prompt(args)
-    effort = args.effort or settings.effort
+    wishes = wishes_from(args, settings)
     conversation = Conversation(
-        messages=(Message(role="user", content=prompt),),
+        messages=(Message(role="user", content=_read_prompt(args)),),
         instructions=args.instructions,
         tools=_load_tools(args.tools),
         current_date=args.date,
@@ -34,32 +33,42 @@ def run_run(args: argparse.Namespace) -> int:
     if args.print_prompt:
         c = conversation
         text = render_prompt(
-            list(c.messages), effort=effort, instructions=c.instructions,
+            list(c.messages), effort=wishes.effort, instructions=c.instructions,
             tools=list(c.tools), current_date=c.current_date,
         )  # fmt: skip
         sys.stdout.write(text + "\n")
         return 0
-    generation = GenerationSettings(
-        effort=effort,
+    setup = Setup.probe(wishes, settings)
+    wishes = setup.initial()
+    ready = setup.ready(wishes, setup.plan(wishes))
+    for warning in ready.warnings:
+        _stderr(f"warning: {warning}")
+    generation = replace(
+        ready.generation,
         max_tokens=args.max_tokens,
         temperature=args.temperature,
         top_p=args.top_p,
         seed=args.seed,
     )
-    if args.backend == "ollama":
-        with open_ollama(args, settings, notice=_stderr)[0] as served:
-            return _stream(served, conversation, generation, args)
-
-    backend = open_backend(args, settings, notice=_stderr)
-    if backend.settings.gpu_layers != 0 and not args.cpu_sampling:
-        from dataclasses import replace
-
-        # Sampling inside the GPU graph: measured 306 vs 193 t/s at gpt-oss's defaults on an H200.
-        generation = replace(generation, backend_sampling=True)
+    backend = ready.open(_LoadNotes())
     try:
         return _stream(backend, conversation, generation, args)
     finally:
         backend.close()
+
+
+class _LoadNotes:
+    """Load progress on stderr: each new step once (starting Ollama, pulling a tag), not every
+    fraction of a llama.cpp load."""
+
+    def __init__(self) -> None:
+        self._last = ""
+
+    def __call__(self, fraction: float, what: str) -> bool:
+        if what and what != self._last and not what.startswith("loading"):
+            _stderr(what)
+        self._last = what
+        return True
 
 
 def _stream(backend: Any, conversation: Any, generation: Any, args: argparse.Namespace) -> int:

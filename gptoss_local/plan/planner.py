@@ -14,6 +14,7 @@ from typing import Any
 
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.hardware.machine import Gpu, Hardware
+from gptoss_local.kinds import BackendName
 from gptoss_local.plan import memory
 from gptoss_local.plan.memory import Estimate, Placement
 from gptoss_local.plan.speed import SpeedRange, decode_speed
@@ -33,7 +34,7 @@ class Plan:
     """What to load and how. Memory in bytes; `vram_budget` is what the plan may use."""
 
     model: str | None
-    backend: str
+    backend: BackendName
     placement: str  # "gpu", "gpu+ram" (experts in RAM), "cpu", or "none" (nothing fits)
     gpu_indices: tuple[int, ...]
     gpu_layers: int  # -1: every layer on the GPU(s); 0: none

@@ -1,38 +1,89 @@
-"""What the user asked for (command line over settings file) before the planner decides."""
+"""What the user asked for: the command line over the settings file, in one type.
+
+`doctor`, `run`, `bench`, `chat` and the first-run screen all start from a `Wishes`; the planner
+turns it into a `Plan`. `given` remembers which fields the command line set, so the first-run
+screen does not ask those again.
+"""
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from pathlib import Path
 
 from gptoss_local import config
 from gptoss_local.errors import WishError
+from gptoss_local.kinds import BackendName, Effort
+
+# Command-line flags (argparse names) and the fields they set.
+_FLAGS = {
+    "model": "model",
+    "context": "context",
+    "effort": "effort",
+    "backend": "backend",
+    "cpu_moe": "cpu_moe_layers",
+    "model_path": "model_path",
+}
 
 
 @dataclass(frozen=True)
 class Wishes:
-    """What the user asked for; None leaves the choice to the planner."""
+    """What the user asked for; None leaves the choice to the planner.
+
+    Attributes:
+        model: A model name or alias from the manifest.
+        context: Context length in tokens.
+        effort: Reasoning effort of new chats and of `run`.
+        backend: The engine.
+        cpu_moe_layers: Keep the experts of this many layers in system RAM.
+        kv_type: The KV cache's type.
+        model_path: A GGUF file to load instead of a manifest model.
+        cpu_sampling: Sample on the CPU even when the model runs on a GPU.
+        given: The fields the command line set (not asked again on the first-run screen).
+    """
 
     model: str | None = None
     context: int | None = None
-    effort: str = "medium"
-    backend: str = "llamacpp"
+    effort: Effort = "medium"
+    backend: BackendName = "llamacpp"
     cpu_moe_layers: int | None = None
     kv_type: str = "f16"
+    model_path: Path | None = None
+    cpu_sampling: bool = False
+    given: frozenset[str] = frozenset()
+
+    @property
+    def everything_given(self) -> bool:
+        """Whether no first-run question is left (context has a good default: not needed)."""
+        return {"model", "backend", "effort"} <= self.given
 
 
 def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
-    """Command-line choices over the settings file's defaults."""
-    model = args.model or settings.model
-    context = args.context if args.context is not None else settings.context
+    """Command-line choices over the settings file's defaults; flags a command lacks count as
+    not given.
+
+    Raises:
+        WishError: a negative context or `--cpu-moe`, or `--model-path` with Ollama.
+    """
+    flags = {field: getattr(args, flag, None) for flag, field in _FLAGS.items()}
+    model = flags["model"] or settings.model
+    context = flags["context"] if flags["context"] is not None else settings.context
     if context < 0:
         raise WishError(f"--context must be positive, not {context}")
-    if args.cpu_moe is not None and args.cpu_moe < 0:
-        raise WishError(f"--cpu-moe must be 0 or more, not {args.cpu_moe}")
-    return Wishes(
+    cpu_moe = flags["cpu_moe_layers"]
+    if cpu_moe is not None and cpu_moe < 0:
+        raise WishError(f"--cpu-moe must be 0 or more, not {cpu_moe}")
+    wishes = Wishes(
         model=None if model == "auto" else model,
         context=context or None,
-        effort=args.effort or settings.effort,
-        backend=getattr(args, "backend", None) or settings.backend,
-        cpu_moe_layers=args.cpu_moe,
+        effort=flags["effort"] or settings.effort,
+        # A file of one's own runs in llama.cpp unless another engine is asked for (refused).
+        backend=flags["backend"] or ("llamacpp" if flags["model_path"] else settings.backend),
+        cpu_moe_layers=cpu_moe,
+        model_path=flags["model_path"],
+        cpu_sampling=bool(getattr(args, "cpu_sampling", False)),
+        given=frozenset(field for field, value in flags.items() if value is not None),
     )
+    if wishes.model_path is not None and wishes.backend != "llamacpp":
+        raise WishError("--model-path works with the llama.cpp backend only (--backend llamacpp)")
+    return wishes

@@ -1,18 +1,13 @@
-"""From the user's choices to a loaded backend: which file, which plan, which engine.
-
-Shared by `run` and the chat TUI, so both pick, plan and load a model the same way.
-"""
+"""From a plan to a loaded backend: which file to load, and the openers of the two engines
+(`setup.engines` picks one by name). Shared by `run`, `bench` and the chat."""
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from gptoss_local import catalog as catalog_mod
-from gptoss_local import config, paths
+from gptoss_local import paths
 from gptoss_local.backends.base import BackendError, LoadProgress, no_load_progress
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
@@ -22,13 +17,9 @@ from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
 from gptoss_local.hardware.machine import probe
 from gptoss_local.plan.planner import Plan, plan
-from gptoss_local.plan.wishes import Wishes, wishes_from
+from gptoss_local.plan.wishes import Wishes
 from gptoss_local.store.progress import Progress
 from gptoss_local.store.spec_from_file import spec_for_file
-
-if TYPE_CHECKING:
-    from gptoss_local.backends.llama_cpp import LlamaCppBackend
-    from gptoss_local.backends.ollama import OllamaBackend
 
 Notice = Callable[[str], None]
 
@@ -60,39 +51,6 @@ def choose_model(cat: Catalog, model_path: Path | None, plan: Plan | None) -> Mo
     return ModelChoice(spec, path)
 
 
-def make_plan(
-    args: argparse.Namespace, settings: config.Settings, cat: Catalog, spec: ModelSpec | None
-) -> Plan:
-    """Probe the hardware and plan, with the command line over the settings file."""
-
-    wishes: Wishes = wishes_from(args, settings)
-    return plan(probe(), cat, wishes, spec=spec)
-
-
-def open_backend(
-    args: argparse.Namespace, settings: config.Settings, notice: Notice
-) -> LlamaCppBackend:
-    """Plan and load the llama.cpp backend; warnings about the plan go to `notice`."""
-    return open_planned(args, settings, notice)[0]
-
-
-def open_planned(
-    args: argparse.Namespace, settings: config.Settings, notice: Notice
-) -> tuple[LlamaCppBackend, Plan]:
-    """Plan and load the llama.cpp backend; returns it with the plan it follows."""
-    cat = catalog_mod.load()
-    given = getattr(args, "model_path", None)
-    if given is not None:
-        choice = choose_model(cat, given, None)
-        the_plan = make_plan(args, settings, cat, choice.spec)
-    else:
-        the_plan = make_plan(args, settings, cat, None)
-        choice = choose_model(cat, None, the_plan)
-    for warning in the_plan.warnings:
-        notice(f"warning: {warning}")
-    return load_planned(cat, choice, the_plan), the_plan
-
-
 def load_planned(
     cat: Catalog, choice: ModelChoice, the_plan: Plan, progress: LoadProgress = no_load_progress
 ) -> LlamaCppBackend:
@@ -118,26 +76,6 @@ def _plan_that_fits_now(cat: Catalog, spec: ModelSpec) -> str | None:
         return None
     flags = f"--cpu-moe {fresh.cpu_moe_layers} --context {fresh.context}"
     return f"With the memory free now this would fit: {flags} (`gptoss-local doctor {flags}`)."
-
-
-def open_ollama(
-    args: argparse.Namespace, settings: config.Settings, notice: Notice
-) -> tuple[OllamaBackend, Plan]:
-    """The planned model's Ollama tag on an adopted or started Ollama server.
-
-    The plan gives the model and `options.num_ctx`; Ollama places the layers itself.
-    """
-
-    if getattr(args, "model_path", None) is not None:
-        raise WishError("--model-path works with the llama.cpp backend only (--backend llamacpp)")
-    cat = catalog_mod.load()
-    the_plan = make_plan(args, settings, cat, None)
-    if the_plan.model is None:
-        raise WishError("no model fits this machine:\n" + "\n".join(the_plan.warnings))
-    for warning in the_plan.warnings:
-        notice(f"warning: {warning}")
-    tag = cat.model(the_plan.model).ollama_tag
-    return OllamaBackend(OllamaDaemon(notice), tag, context=the_plan.context), the_plan
 
 
 def ollama_opener(tag: str, context: int) -> Callable[[LoadProgress], OllamaBackend]:

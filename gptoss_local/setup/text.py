@@ -11,7 +11,6 @@ from gptoss_local.store.progress import Progress
 from gptoss_local.units import size_text
 
 CONTEXTS = (4_096, 8_192, 16_384, 32_768, 65_536, 131_072)
-BACKENDS = (("llama.cpp, in this process", "llamacpp"), ("Ollama, managed daemon", "ollama"))
 
 
 def hardware_lines(hardware: Hardware) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,10 +19,11 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Label, ProgressBar, Select, Static
 
 from gptoss_local.errors import WishError
-from gptoss_local.kinds import EFFORTS
+from gptoss_local.kinds import EFFORTS, BackendName, Effort
 from gptoss_local.plan.planner import Plan
 from gptoss_local.setup import text
-from gptoss_local.setup.first_run import Choices, Ready, Setup, Weights
+from gptoss_local.setup.engines import ENGINES
+from gptoss_local.setup.first_run import Ready, Setup, Weights
 from gptoss_local.store.errors import PullCancelled, StoreError
 from gptoss_local.store.progress import Progress
 from gptoss_local.tui.widgets import ScrollWhenNeeded
@@ -57,8 +58,8 @@ class FirstRunScreen(Screen[Ready | None]):
         super().__init__()
         self.setup = setup
         self.can_go_back = can_go_back  # opened again from the chat (F9): "Back", not "Quit"
-        self.choices = setup.initial()
-        self.plan: Plan = setup.plan(self.choices)
+        self.wishes = setup.initial()
+        self.plan: Plan = setup.plan(self.wishes)
         self.weights: Weights | None = setup.weights(self.plan)
         self._cancel: threading.Event | None = None
         self._shown: dict[str, list[tuple[str, Any]]] = {}  # each Select's current options
@@ -69,7 +70,7 @@ class FirstRunScreen(Screen[Ready | None]):
         return self._cancel is not None
 
     def compose(self) -> ComposeResult:
-        setup, fixed = self.setup, self.setup.fixed
+        setup, given = self.setup, self.setup.given
         models, contexts = self._options()
         self._shown = {"#model": models, "#context": contexts}
         with ScrollWhenNeeded():
@@ -84,16 +85,17 @@ class FirstRunScreen(Screen[Ready | None]):
             yield Static("The plan", classes="heading")
             yield Static(id="plan", classes="facts", markup=False)
             with Horizontal(classes="choices"):
-                yield self._choice("Model", "model", models, self.choices.model or "auto",
-                                   fixed.model)  # fmt: skip
+                yield self._choice("Model", "model", models, self.wishes.model or "auto",
+                                   given("model"))  # fmt: skip
                 yield self._choice("Context", "context", contexts, self._context_value(),
-                                   fixed.context)  # fmt: skip
+                                   given("context"))  # fmt: skip
+            engines: list[tuple[str, Any]] = [(e.label, e.name) for e in ENGINES.values()]
+            efforts: list[tuple[str, Any]] = [(e, e) for e in EFFORTS]
             with Horizontal(classes="choices"):
-                yield self._choice("Engine", "backend", list(text.BACKENDS),
-                                   self.choices.backend, fixed.backend)  # fmt: skip
-                efforts: list[tuple[str, Any]] = [(e, e) for e in EFFORTS]
-                yield self._choice("Reasoning effort", "effort", efforts, self.choices.effort,
-                                   fixed.effort)  # fmt: skip
+                yield self._choice("Engine", "backend", engines, self.wishes.backend,
+                                   given("backend"))  # fmt: skip
+                yield self._choice("Reasoning effort", "effort", efforts, self.wishes.effort,
+                                   given("effort"))  # fmt: skip
             yield Static("Weights", classes="heading")
             yield Static(id="weights", classes="facts", markup=False)
             with Vertical(id="download-box"):
@@ -130,20 +132,21 @@ class FirstRunScreen(Screen[Ready | None]):
     @on(Select.Changed)
     def _changed(self, event: Select.Changed) -> None:
         values = {s.id: s.value for s in self.query(Select)}
-        choices = Choices(
+        choices = dataclasses.replace(
+            self.wishes,
             model=None if values["model"] == "auto" else str(values["model"]),
             context=(values["context"] or None) if isinstance(values["context"], int) else None,
-            backend=str(values["backend"]),
-            effort=str(values["effort"]),
+            backend=cast(BackendName, values["backend"]),  # the Selects offer only these
+            effort=cast(Effort, values["effort"]),
         )
-        if choices == self.choices:
+        if choices == self.wishes:
             return
         try:
             plan = self.setup.plan(choices)
         except WishError as exc:
             self._problem(str(exc))
             return
-        self.choices, self.plan, self.weights = choices, plan, self.setup.weights(plan)
+        self.wishes, self.plan, self.weights = choices, plan, self.setup.weights(plan)
         self._show()
 
     def _show(self) -> None:
@@ -152,7 +155,7 @@ class FirstRunScreen(Screen[Ready | None]):
         self.query_one("#plan", Static).update("\n".join(text.plan_lines(plan)))
         self.query_one("#weights", Static).update("\n".join(text.weights_lines(weights, plan)))
         models, contexts = self._options()
-        self._set_options("#model", models, self.choices.model or "auto")
+        self._set_options("#model", models, self.wishes.model or "auto")
         self._set_options("#context", contexts, self._context_value())
         start = self.query_one("#start", Button)
         start.disabled = plan.model is None
@@ -164,8 +167,8 @@ class FirstRunScreen(Screen[Ready | None]):
 
     def _options(self) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
         """The model and context choices, labelled with what the planner would pick."""
-        c = self.choices
-        auto = self.setup.plan(Choices(None, c.context, c.backend, c.effort)).model
+        c = self.wishes
+        auto = self.setup.plan(dataclasses.replace(c, model=None)).model
         auto_context = self.setup.plan(dataclasses.replace(c, context=None)).context
         models = [m for m in self.setup.catalog.models if m.name == self.plan.model]
         limit = (models or list(self.setup.catalog.models))[0].shape.context_max
@@ -174,7 +177,7 @@ class FirstRunScreen(Screen[Ready | None]):
         )
 
     def _context_value(self) -> int:
-        return self.choices.context if self.choices.context in text.CONTEXTS else 0
+        return self.wishes.context if self.wishes.context in text.CONTEXTS else 0
 
     def _set_options(self, selector: str, options: list[tuple[str, Any]], value: Any) -> None:
         select: Select[Any] = self.query_one(selector, Select)
@@ -262,12 +265,12 @@ class FirstRunScreen(Screen[Ready | None]):
         self.query_one("#cancel").display = busy
         self.query_one("#start", Button).display = not busy
         for select in self.query(Select):
-            select.disabled = busy or getattr(self.setup.fixed, str(select.id))
+            select.disabled = busy or self.setup.given(str(select.id))
 
     def _finish(self) -> None:
         try:
-            ready = self.setup.ready(self.choices, self.plan)
-            self.setup.remember(self.choices, self.plan)
+            ready = self.setup.ready(self.wishes, self.plan)
+            self.setup.remember(self.wishes, self.plan)
         except (WishError, OSError, ValueError) as exc:
             self._problem(str(exc))
             return
