@@ -38,7 +38,10 @@ _STOPS = ("<|return|>", "<|call|>", "<|endoftext|>")
 
 # Header text that leaked into content: what a model writes when it skips <|channel|>, and
 # what is left when a backend strips the control tokens ("...<|end|><|start|>assistant
-# <|channel|>final<|message|>..." becomes "...assistantfinal...").
+# <|channel|>final<|message|>..." becomes "...assistantfinal..."). Looked for only where a
+# header can be: at the start of a header, and inside a message that was itself opened by
+# such a word (a stream without markers has no other boundaries). Inside a message opened by
+# a real header they are words like any other: reasoning never becomes answer text.
 _LEAKS = {
     "assistantfinal": "answer",
     "assistantanalysis": "reasoning",
@@ -49,7 +52,8 @@ _LONGEST_LEAK = max(map(len, _LEAKS))
 _RECIPIENT_RE = re.compile(r"to=([^\s<]+)")
 _CHANNEL_WORD_RE = re.compile(r"[^\s<]*")
 _KNOWN_CHANNEL_RE = re.compile(r"analysis|final|commentary")
-_LEAKED_CHANNEL_RE = re.compile(r"\s*(?:assistant)?(analysis|final|commentary)")
+# Not followed by a lower-case letter: "finally" at the start of a stream is a word.
+_LEAKED_CHANNEL_RE = re.compile(r"\s*(?:assistant)?(analysis|final|commentary)(?![a-z])")
 _EMPTY_ROLE_RE = re.compile(r"\s*(?:assistant)?\s*")
 # What may precede <|channel|>: nothing, the role, a recipient. Bounded so that the verdict on
 # a header cut short is already known when the cut happens (see _HEADER_LIMIT).
@@ -79,6 +83,7 @@ class HarmonyStreamParser:
         self._header = ""  # header so far, with <|channel|>/<|constrain|> kept as text
         self._idle = False  # between messages (after <|end|>), not inside one
         self._kind = "reasoning"  # what the open message's text is: reasoning/answer/...
+        self._stripped = False  # the open message began with a leaked header word
         self._recipient: str | None = None
         self._raw: list[str] = []  # tool-call arguments collected so far
         self._finished = False
@@ -142,7 +147,7 @@ class HarmonyStreamParser:
     def _drain(self, *, eof: bool) -> list[Event]:
         out: list[Event] = []
         while self._pending and self._mode != "done":
-            leaks = self._mode == "content" and self._kind == "reasoning"
+            leaks = self._mode == "content" and self._kind == "reasoning" and self._stripped
             start, end, token = _next_token(self._pending, leaks=leaks, eof=eof)
             if start > 0:  # text first; it may change the mode, so scan again after it
                 text, self._pending = self._pending[:start], self._pending[start:]
@@ -245,8 +250,9 @@ class HarmonyStreamParser:
         self._tails[kind] = (self._tails.get(kind, "") + text)[-32:]
         out.append(_DELTAS[kind](text))
 
-    def _begin(self, kind: str, recipient: str | None) -> None:
+    def _begin(self, kind: str, recipient: str | None, *, stripped: bool = False) -> None:
         self._mode, self._kind, self._recipient = "content", kind, recipient
+        self._stripped = stripped
         self._header, self._raw, self._idle = "", [], False
 
     def _end_message(self, out: list[Event]) -> bool:
@@ -266,7 +272,7 @@ class HarmonyStreamParser:
         Only a clear channel (``<|channel|>final``, a leading ``final`` or ``assistantfinal``)
         makes it an answer; anything else is reasoning.
         """
-        head, kind, used = self._header, "reasoning", 0
+        head, kind, used, stripped = self._header, "reasoning", 0, False
         idx = head.find(CHANNEL)
         if idx >= 0 and _ROLE_PART_RE.fullmatch(head, 0, idx):
             used = idx + len(CHANNEL)
@@ -275,8 +281,8 @@ class HarmonyStreamParser:
                 kind, used = ("answer" if known.group() == "final" else "reasoning"), known.end()
         elif idx < 0 and (leaked := _LEAKED_CHANNEL_RE.match(head)):
             kind = "answer" if leaked.group(1) == "final" else "reasoning"
-            used = leaked.end()
-        self._begin(kind, None)
+            used, stripped = leaked.end(), True
+        self._begin(kind, None, stripped=stripped)
         self._pending = head[used:] + token + self._pending
 
 
