@@ -114,6 +114,8 @@ def events(messages: Sequence[oh.Message], *, cut: bool = False) -> list[Event]:
         )
         if recipient:
             out.append(_tool_call(recipient, text, cut and i == len(messages) - 1))
+        elif not text:
+            continue  # an empty message streams no delta
         elif msg.channel == "final":
             out.append(AnswerDelta(text))
         elif msg.channel == "commentary":
