@@ -189,6 +189,7 @@ def _load_tools(path: Path | None) -> tuple[Any, ...]:
         return ()
     from gptoss_local.errors import WishError
     from gptoss_local.harmony import Tool, render_prompt
+    from gptoss_local.harmony.schema import check
 
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -212,7 +213,9 @@ def _load_tools(path: Path | None) -> tuple[Any, ...]:
             )
         try:
             tool = Tool(name, description, parameters)
-            render_prompt([], tools=[tool])  # a schema it cannot render fails here, not later
+            if parameters is not None:
+                check(parameters)  # rendering takes anything; a person's mistake is told here
+            render_prompt([], tools=[tool])
         except ValueError as exc:  # a name that is not an identifier
             raise WishError(f"{path}: tool {name!r} cannot be offered: {exc}") from None
         except (TypeError, AttributeError, KeyError, RecursionError) as exc:

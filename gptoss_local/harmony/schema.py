@@ -36,6 +36,33 @@ def signature(parameters: Any | None) -> str:
     return f"(_: {ts_type(parameters, '')}) => any"
 
 
+def check(schema: Any, where: str = "parameters") -> None:
+    """Refuse a schema whose keywords have the wrong JSON types.
+
+    Rendering never fails (openai-harmony renders what it cannot read as ``any``), so
+    callers that take schemas from a person check them here to report the mistake.
+
+    Raises:
+        TypeError: Naming the first keyword of the wrong type.
+    """
+    if isinstance(schema, bool):
+        return
+    if not isinstance(schema, dict):
+        raise TypeError(f"{where} must be a JSON object, not {type(schema).__name__}")
+    expected: dict[str, type | tuple[type, ...]] = {"properties": dict, "required": list}
+    expected |= {"enum": list, "oneOf": list, "anyOf": list, "allOf": list, "type": (str, list)}
+    for key, kind in expected.items():
+        if key in schema and not isinstance(schema[key], kind):
+            raise TypeError(f"{where}.{key} has the wrong type ({type(schema[key]).__name__})")
+    for key, value in schema.get("properties", {}).items():
+        check(value, f"{where}.properties.{key}")
+    for key in ("oneOf", "anyOf", "allOf"):
+        for i, value in enumerate(schema.get(key, ())):
+            check(value, f"{where}.{key}[{i}]")
+    if isinstance(schema.get("items"), dict):
+        check(schema["items"], f"{where}.items")
+
+
 def ts_type(schema: Any, indent: str) -> str:
     """The type text of one schema, with nested lines indented by `indent`."""
     if not isinstance(schema, dict):
