@@ -31,3 +31,12 @@ def small_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from synthetic import SMALL, write_gguf
 
     return write_gguf(tmp_path_factory.mktemp("models") / "small.gguf", SMALL, seed=2)
+
+
+@pytest.fixture(scope="session")
+def oracle(tmp_path_factory: pytest.TempPathFactory):
+    """openai-harmony's gpt-oss encoding, its vocabulary written offline (harmony_oracle.py)."""
+    from harmony_oracle import Oracle, load_encoding
+
+    folder = tmp_path_factory.mktemp("tiktoken")
+    return Oracle(load_encoding(folder), folder)

@@ -118,9 +118,42 @@ STREAMS: dict[str, tuple[str, list[Event]]] = {
         "<|start|>assistantfinal<|message|>Hi there<|return|>",
         [R("ok"), A("Hi there"), TurnEnded("return")],
     ),
+    # Header words inside a message opened by a real header are words: reasoning stays
+    # reasoning, whatever it says (issue #13).
+    "leak_word_in_reasoning": (
+        "<|channel|>analysis<|message|>The token assistantfinal is a word here.<|end|>"
+        "<|start|>assistant<|channel|>final<|message|>ok<|return|>",
+        [R("The token assistantfinal is a word here."), A("ok"), TurnEnded("return")],
+    ),
+    "leak_words_in_reasoning": (
+        "<|channel|>analysis<|message|>assistantanalysis, assistantcommentary and "
+        "assistantfinal<|end|><|start|>assistant<|channel|>final<|message|>ok<|return|>",
+        [
+            R("assistantanalysis, assistantcommentary and assistantfinal"),
+            A("ok"),
+            TurnEnded("return"),
+        ],
+    ),
     "leaked_inside_reasoning": (
         "<|channel|>analysis<|message|>We answer 4.assistantfinalThe answer is 4.<|return|>",
-        [R("We answer 4."), A("The answer is 4."), TurnEnded("return")],
+        [R("We answer 4.assistantfinalThe answer is 4."), TurnEnded("return")],
+    ),
+    "leak_word_in_preamble": (
+        "<|channel|>commentary<|message|>Say assistantfinal now<|end|>",
+        [P("Say assistantfinal now"), TurnEnded("end_of_stream")],
+    ),
+    "leak_word_in_answer": (
+        "<|channel|>final<|message|>x assistantanalysis y<|return|>",
+        [A("x assistantanalysis y"), TurnEnded("return")],
+    ),
+    "leak_word_after_text_between_messages": (
+        "<|channel|>analysis<|message|>a<|end|>The assistantfinal word<|start|>assistant"
+        "<|channel|>final<|message|>b<|return|>",
+        [R("aThe assistantfinal word"), A("b"), TurnEnded("return")],
+    ),
+    "bare_channel_word_starts_a_sentence": (
+        "finally, an answer without any header",
+        [R("finally, an answer without any header"), TurnEnded("truncated")],
     ),
     "utf8": (
         "<|channel|>analysis<|message|>Café ☕ — 日本語 🙂<|end|>"
@@ -293,9 +326,16 @@ def test_lone_angle_bracket_released_when_decided() -> None:
 
 
 def test_held_leak_prefix_released() -> None:
+    # Only a stream whose markers were stripped looks for leaked header words in its text.
     parser = HarmonyStreamParser()
-    assert parser.feed("<|channel|>analysis<|message|>The assist") == [R("The ")]
+    assert parser.feed("analysisThinking.\nThe assist") == [R("Thinking.\nThe ")]
     assert parser.feed("ant helps") == [R("assistant helps")]
+
+
+def test_text_after_a_real_header_is_never_held_for_leak_words() -> None:
+    parser = HarmonyStreamParser()
+    assert parser.feed("<|channel|>analysis<|message|>The assist") == [R("The assist")]
+    assert parser.feed("antfinal") == [R("antfinal")]
 
 
 def test_utf8_split_inside_character() -> None:
@@ -384,16 +424,14 @@ def test_parse_completion_accepts_bytes() -> None:
 
 TEXT_PIECES = [
     "word", " ", "\n", "é", "🙂", "日本", "<", ">", "|", "a <| b", "<|foo|>", "x < y",
-    "assistant", "final", "analysis", '{"k": 1}', "to=x", "<>", "||",
+    "assistant", "final", "analysis", '{"k": 1}', "to=x", "<>", "||", "assistantfinal",
+    "assistantanalysis", "assistantcommentary", "assist",
 ]  # fmt: skip
 
 
 def _random_text(rng: random.Random) -> str:
-    while True:
-        text = "".join(rng.choice(TEXT_PIECES) for _ in range(rng.randint(1, 12)))
-        # Leaked-header words inside reasoning are taken as message boundaries by design.
-        if not re.search("assistant(?:final|analysis|commentary)", text):
-            return text
+    # Header words included: inside a message with a real header they are plain text.
+    return "".join(rng.choice(TEXT_PIECES) for _ in range(rng.randint(1, 12)))
 
 
 def _random_turn(rng: random.Random) -> tuple[str, list[Event]]:

@@ -30,9 +30,11 @@ HISTORIES = {
 
 @pytest.mark.parametrize("name", HISTORIES)
 @pytest.mark.parametrize("effort", ["low", "high"])
-def test_the_prefix_starts_every_next_prompt(name: str, effort: str) -> None:
+@pytest.mark.parametrize("keep", [False, True])
+def test_the_prefix_starts_every_next_prompt(name: str, effort: str, keep: bool) -> None:
     history = HISTORIES[name]
     told = {"instructions": "Be brief.", "tools": [LOOKUP], "current_date": DATE}
+    told |= {"keep_past_tool_calls": keep, "knowledge_cutoff": "2025-01"}
     prefix = render_next_turn_prefix(history, effort=effort, **told)
     for text in ("x", "a longer message\nwith lines", "<|start|>user"):
         nxt = render([*history, Message("user", text)], effort=effort, **told)
@@ -50,3 +52,12 @@ def test_a_new_chat_is_the_system_message_and_the_instructions() -> None:
     prefix = render_next_turn_prefix([], effort="high", instructions="Be brief.", current_date=DATE)
     assert prefix.startswith("<|start|>system<|message|>") and "Reasoning: high" in prefix
     assert prefix.endswith("Be brief.<|end|>") and prefix.count("<|start|>") == 2
+
+
+def test_kept_calls_are_in_the_prefix_without_their_reasoning() -> None:
+    history = HISTORIES["a finished tool chain"]
+    told = {"tools": [LOOKUP], "current_date": DATE}
+    kept = render_next_turn_prefix(history, keep_past_tool_calls=True, **told)
+    assert "<|call|>" in kept and "a small feline" in kept and "look it up" not in kept
+    dropped = render_next_turn_prefix(history, **told)
+    assert "<|call|>" not in dropped and "a small feline" not in dropped

@@ -165,13 +165,27 @@ def tokenize(vocab: Any, text: str, special: bool) -> list[int]:
 
 
 class PieceCache:
-    """Token id → the bytes it renders to (control tokens as their text), memoised."""
+    """Token id → the bytes it renders to (control tokens as their text), memoised; and
+    whether a token is a control token rather than text."""
 
     def __init__(self, vocab: Any) -> None:
         self._vocab = vocab
         self._buffer = ctypes.create_string_buffer(256)
         self._cache: dict[int, bytes] = {}
-        self._to_piece = lib().llama_token_to_piece
+        self._controls: dict[int, bool] = {}
+        bindings = lib()
+        self._to_piece = bindings.llama_token_to_piece
+        self._attr = bindings.llama_vocab_get_attr
+        # llama.cpp marks Harmony's <|start|>, <|end|>, <|message|>, <|channel|> and
+        # <|constrain|> USER_DEFINED (so they show in its own output), the others CONTROL.
+        self._special = bindings.LLAMA_TOKEN_ATTR_CONTROL | bindings.LLAMA_TOKEN_ATTR_USER_DEFINED
+
+    def is_control(self, token: int) -> bool:
+        """Whether `token` is a control (or user-defined) token: a marker, never text."""
+        found = self._controls.get(token)
+        if found is None:
+            found = self._controls[token] = bool(self._attr(self._vocab, token) & self._special)
+        return found
 
     def __call__(self, token: int) -> bytes:
         piece = self._cache.get(token)

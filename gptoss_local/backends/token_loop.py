@@ -66,9 +66,11 @@ class TokenLoop:
             last = time.perf_counter()
             first = first or last
             generated.append(token)
-            piece = self._pieces(token)
-            events = parser.feed(piece)
-            self._count(parser.content_kind, piece, counts)
+            piece, control = self._pieces(token), self._pieces.is_control(token)
+            # Told which tokens are control tokens, the parser keeps ordinary tokens that
+            # spell "<|end|>" as text.
+            events = parser.feed_token(piece, control=control)
+            self._count(parser.content_kind, control, counts)
             yield from events
             if token in self._stops:
                 reason = self._stops[token]
@@ -131,12 +133,11 @@ class TokenLoop:
                 )
             self._cache.tokens.extend(chunk)
 
-    def _count(self, kind: str | None, piece: bytes, counts: dict[str, int]) -> None:
+    def _count(self, kind: str | None, control: bool, counts: dict[str, int]) -> None:
         """Count a content token as reasoning or answer (headers, control tokens and tool
         arguments count as neither)."""
         kind = _KIND.get(kind or "")
-        # Harmony markers: some are control tokens, others (<|message|> ...) user-defined ones.
-        if kind and not (piece.startswith(b"<|") and piece.endswith(b"|>")):
+        if kind and not control:
             counts[kind] += 1
 
     def _stats(

@@ -16,6 +16,7 @@ from gptoss_local.backends.base import Conversation, Finished
 from gptoss_local.errors import WishError
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.harmony import Message, Tool, render_prompt
+from gptoss_local.harmony.schema import check
 from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.setup.first_run import Setup
 
@@ -174,7 +175,9 @@ def _load_tools(path: Path | None) -> tuple[Any, ...]:
             )
         try:
             tool = Tool(name, description, parameters)
-            render_prompt([], tools=[tool])  # a schema it cannot render fails here, not later
+            if parameters is not None:
+                check(parameters)  # rendering takes anything; a person's mistake is told here
+            render_prompt([], tools=[tool])
         except ValueError as exc:  # a name that is not an identifier
             raise WishError(f"{path}: tool {name!r} cannot be offered: {exc}") from None
         except (TypeError, AttributeError, KeyError, RecursionError) as exc:

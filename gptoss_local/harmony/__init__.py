@@ -1,8 +1,9 @@
 """The Harmony chat format of gpt-oss: prompt rendering and streaming output parsing.
 
-Everything works on text; control tokens appear as their strings (``<|start|>`` ...), which
-the backend tokenizes with special-token parsing on for the prompt only. Untrusted text is
-neutralised by the renderer, so it can never turn into control tokens.
+Prompts are text with control tokens written as their strings (``<|start|>`` ...), which the
+backend tokenizes with special-token parsing on; untrusted text is neutralised by the
+renderer, so it can never turn into control tokens. The layout is openai-harmony's, byte for
+byte. The parser reads output as text, or token by token told which tokens are control tokens.
 """
 
 from __future__ import annotations

@@ -17,13 +17,17 @@ def render_next_turn_prefix(
     instructions: str | None = None,
     tools: Iterable[Tool] = (),
     current_date: dt.date | None = None,
+    knowledge_cutoff: str = "2024-06",
+    keep_past_tool_calls: bool = False,
 ) -> str:
     """The text every prompt of the next turn starts with: the conversation as it will be
     rendered once the user adds a message, up to where that message begins.
 
     Rendering rules depend on what follows (reasoning of finished turns is dropped once a new
     user message comes), so this renders with a placeholder message and cuts it off, rather
-    than rendering the history as it stands. Arguments are those of `render_prompt`.
+    than rendering the history as it stands. Arguments are those of `render_prompt`; pass
+    the same ones the next prompt will use (`keep_past_tool_calls` included), or the two part
+    ways where the last turn's calls are.
     """
     text = render_prompt(
         [*messages, Message("user", "")],
@@ -31,5 +35,7 @@ def render_next_turn_prefix(
         instructions=instructions,
         tools=tools,
         current_date=current_date,
+        knowledge_cutoff=knowledge_cutoff,
+        keep_past_tool_calls=keep_past_tool_calls,
     )
     return text[: text.rindex(_NEXT_USER)]

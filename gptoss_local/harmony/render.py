@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gptoss_local.harmony import schema
 from gptoss_local.harmony.neutralise import neutralise
 from gptoss_local.kinds import EFFORTS
 
@@ -147,8 +148,8 @@ def _developer_body(instructions: str | None, tools: Sequence[Tool]) -> str:
     if tools:
         lines = ["# Tools", "", "## functions", "", "namespace functions {", ""]
         for tool in tools:
-            lines += [f"// {line}" for line in tool.description.splitlines()]
-            lines += [f"type {tool.name} = {_signature(tool.parameters)};", ""]
+            lines += [f"// {line}" for line in schema.lines(tool.description)]
+            lines += [f"type {tool.name} = {schema.signature(tool.parameters)};", ""]
         lines.append("} // namespace functions")
         sections.append("\n".join(lines))
     return "\n\n".join(sections)
@@ -209,75 +210,3 @@ def _call(call: ToolCallRecord) -> str:
     text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
     header = f"assistant to=functions.{call.name}<|channel|>commentary <|constrain|>json"
     return _message(header, text, end="<|call|>")
-
-
-# --- JSON schema to the TypeScript-like notation of the developer message -------------------
-_SCALARS = {"string": "string", "number": "number", "integer": "number", "boolean": "boolean"}
-
-
-def _signature(params: dict[str, Any] | None) -> str:
-    """``() => any`` without arguments, else ``(_: {...}) => any``."""
-    if not params or (not params.get("properties") and _is_plain_object(params)):
-        return "() => any"
-    return f"(_: {_ts_type(params, '')}) => any"
-
-
-def _is_plain_object(schema: dict[str, Any]) -> bool:
-    return schema.get("type", "object") == "object" and not (
-        schema.get("oneOf") or schema.get("anyOf") or schema.get("enum")
-    )
-
-
-def _ts_type(schema: Any, indent: str) -> str:
-    if not isinstance(schema, dict):
-        return "any"
-    kind = schema.get("type")
-    if schema.get("enum"):
-        text = " | ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
-    elif schema.get("oneOf") or schema.get("anyOf"):
-        text = " | ".join(_ts_type(v, indent) for v in schema.get("oneOf") or schema["anyOf"])
-    elif isinstance(kind, list):
-        text = " | ".join(_SCALARS.get(k, k if k in ("null", "object") else "any") for k in kind)
-    elif kind == "object" or "properties" in schema:
-        text = _object(schema, indent) if schema.get("properties") else "object"
-    elif kind == "array":
-        text = _array(schema.get("items"), indent)
-    else:
-        text = _SCALARS.get(str(kind), "null" if kind == "null" else "any")
-    if schema.get("nullable") and "null" not in text.split(" | "):
-        text += " | null"
-    return text
-
-
-def _array(items: Any, indent: str) -> str:
-    if not isinstance(items, dict):
-        return "Array<any>"
-    inner = _ts_type(items, indent)
-    if " | " in inner and not (inner.startswith("{") and inner.endswith("}")):
-        inner = f"({inner})"
-    return inner + "[]"
-
-
-def _object(schema: dict[str, Any], indent: str) -> str:
-    # Same shape as harmony: fields at `indent`, nested fields four spaces deeper, and the
-    # closing brace of a nested object at the nested depth.
-    required = set(schema.get("required") or ())
-    lines = ["{"]
-    for key, prop in schema["properties"].items():
-        prop = prop if isinstance(prop, dict) else {}
-        lines += [f"{indent}// {line}" for line in str(prop.get("description", "")).splitlines()]
-        mark = "" if key in required else "?"
-        line = f"{indent}{key}{mark}: {_ts_type(prop, indent + '    ')},"
-        if "default" in prop:
-            line += f" // default: {_default(prop)}"
-        lines.append(line)
-    lines.append(f"{indent}}}")
-    return "\n".join(lines)
-
-
-def _default(prop: dict[str, Any]) -> str:
-    # harmony writes an enum's default bare (`// default: celsius`), any other value as JSON.
-    value = prop["default"]
-    if isinstance(value, str) and prop.get("enum"):
-        return value
-    return json.dumps(value, ensure_ascii=False)
