@@ -28,10 +28,11 @@ async def test_send_streams_the_reply_and_saves_it(tmp_path: Path) -> None:
                                AnswerDelta("Hello "), AnswerDelta("**there**")])  # fmt: skip
     history = open_history(tmp_path)
     app = scripted_app(history, backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("h", "i")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.query(ReplyView) and not app.busy, what="the reply")
+        await wait_for(pilot, lambda: app.query(ReplyView) and not screen.busy, what="the reply")
         await pilot.pause()
         assert [u.text for u in app.query(UserMessage)] == ["hi"]
         view = app.query_one(ReplyView)
@@ -42,7 +43,7 @@ async def test_send_streams_the_reply_and_saves_it(tmp_path: Path) -> None:
         assert "gpt-oss-test" in str(app.query_one(StatusBar).render())
     conversation, _ = backend.calls[0]
     assert conversation.messages[-1].content == "hi"
-    user, answer = history.messages(app.chat_id or 0)
+    user, answer = history.messages(screen.state.chat_id or 0)
     assert (user.role, user.content) == ("user", "hi")
     assert (answer.content, answer.reasoning, answer.status) == (
         "Hello **there**",
@@ -55,6 +56,7 @@ async def test_send_streams_the_reply_and_saves_it(tmp_path: Path) -> None:
 async def test_reasoning_is_live_then_collapses_when_the_answer_starts(tmp_path: Path) -> None:
     backend = ScriptedBackend([ReasoningDelta("pondering"), WAIT, AnswerDelta("done")])
     app = scripted_app(open_history(tmp_path), backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("x", "enter")
         await wait_for(pilot, lambda: bool(app.query(ReplyView)))
@@ -63,7 +65,7 @@ async def test_reasoning_is_live_then_collapses_when_the_answer_starts(tmp_path:
         assert not view.reasoning_box.collapsed
         assert view.reasoning_box.title.startswith("Thinking…")
         backend.gate.set()
-        await wait_for(pilot, lambda: not app.busy, what="the reply to end")
+        await wait_for(pilot, lambda: not screen.busy, what="the reply to end")
         assert view.reasoning_box.collapsed
         assert view.reasoning_box.title.startswith("Thought for")
         assert view.answer_text == "done"
@@ -78,20 +80,22 @@ async def test_effort_switch_is_shown_stored_and_used(tmp_path: Path) -> None:
     backend = ScriptedBackend(reply("r", "a"))
     history = open_history(tmp_path)
     app = scripted_app(history, backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "first")
         assert backend.calls[-1][1].effort == "medium"
         await pilot.press("ctrl+o")
-        assert app.effort == "high"
-        assert history.get_chat(app.chat_id or 0).effort == "high"
+        assert screen.state.effort == "high"
+        assert history.get_chat(screen.state.chat_id or 0).effort == "high"
         assert "effort high" in str(app.query_one(StatusBar).render())
         await send_and_wait(pilot, "second")
         assert backend.calls[-1][1].effort == "high"
-        assert history.messages(app.chat_id or 0)[-1].effort == "high"
-        chat_id = app.chat_id
+        assert history.messages(screen.state.chat_id or 0)[-1].effort == "high"
+        chat_id = screen.state.chat_id
     reopened = scripted_app(history, backend, chat_id=chat_id)
+    reopened_screen = reopened.chat_screen
     async with reopened.run_test() as pilot:
-        assert reopened.effort == "high"
+        assert reopened_screen.state.effort == "high"
         assert len(reopened.query(ReplyView)) == 2
         await pilot.press("ctrl+o")
         assert history.get_chat(chat_id or 0).effort == "low"
@@ -101,6 +105,7 @@ async def test_effort_switch_is_shown_stored_and_used(tmp_path: Path) -> None:
 async def test_the_status_bar_warns_near_the_context_limit(tmp_path: Path) -> None:
     backend = ScriptedBackend(reply("r", "a"))
     app = scripted_app(open_history(tmp_path), backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "short")
         status = app.query_one(StatusBar)
@@ -110,11 +115,11 @@ async def test_the_status_bar_warns_near_the_context_limit(tmp_path: Path) -> No
         backend.context_used = 7900
         await send_and_wait(pilot, "longer")
         assert "nearly full" in str(status.render()) and status.has_class("-warning")
-        chat = app.chat_id
+        chat = screen.state.chat_id
         await pilot.press("ctrl+n")  # a new chat has no figures of its own yet
         await wait_for(pilot, lambda: "TTFT" not in str(status.render()), what="a clean bar")
         assert "context 0/8,192" in str(status.render()) and not status.has_class("-warning")
-        await app.open_chat(chat)  # back: its last reply's figures
+        await screen.open_chat(chat)  # back: its last reply's figures
         assert "context 7,900/8,192" in str(status.render())
 
 
@@ -159,7 +164,7 @@ async def test_every_action_is_in_the_command_palette(tmp_path: Path) -> None:
     app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
     async with app.run_test():
         titles = {command.title for command in app.get_system_commands(app.screen)}
-        bindings = {b.id for b in app.BINDINGS if hasattr(b, "id")}
+        bindings = {b.id for b in app.chat_screen.BINDINGS if hasattr(b, "id")}
     assert {label for _i, _k, _a, label, _h in ACTIONS} <= titles
     assert {ident for ident, *_ in ACTIONS} <= bindings
 
@@ -178,9 +183,10 @@ async def test_messages_landing_during_teardown_are_ignored(tmp_path: Path) -> N
     from gptoss_local.tui.messages import BackendLoaded, ReplyFinished
 
     app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await app.query_one(StatusBar).remove()  # what teardown does first, as CI once caught
         await pilot.pause()
-        app.on_backend_loaded(BackendLoaded(INFO))
-        await app.on_reply_finished(ReplyFinished(None, stopped=True))
+        screen.model_loaded(BackendLoaded(INFO))
+        await screen.reply_finished(ReplyFinished(None, stopped=True))
         assert not app.query(StatusBar)

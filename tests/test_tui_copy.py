@@ -101,6 +101,7 @@ async def test_f5_copies_the_only_code_block_directly(tmp_path: Path) -> None:
 @run_async
 async def test_f5_with_several_blocks_asks_which_by_number_or_enter(tmp_path: Path) -> None:
     app = scripted_app(open_history(tmp_path), ScriptedBackend(reply("", TWO_BLOCKS)))
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "Rich?")
         await pilot.press("f5")
@@ -118,7 +119,7 @@ async def test_f5_with_several_blocks_asks_which_by_number_or_enter(tmp_path: Pa
         await pilot.press("enter")  # the first is highlighted
         await wait_for(pilot, lambda: not isinstance(app.screen, CodePickerScreen))
         assert app.clipboard == "pip install rich"
-        assert app.chat_id is not None  # the app's chat list handler did not see the pick
+        assert screen.state.chat_id is not None  # the sidebar's handler did not see the pick
         await pilot.press("f5", "escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, CodePickerScreen))
         assert app.clipboard == "pip install rich"

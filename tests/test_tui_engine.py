@@ -48,7 +48,7 @@ async def test_a_reply_from_the_real_engine_arrives_and_is_saved(
             assert view.reasoning_text == "The user says hi"
             status = str(app.query_one(StatusBar).render())
             assert "tok/s" in status and "context" in status
-        chat = history.get_chat(app.chat_id or 0)
+        chat = history.get_chat(app.chat_screen.state.chat_id or 0)
         assert chat.backend == "llamacpp"
         user, answer = history.messages(chat.id)
         assert (user.content, answer.content, answer.status) == ("hi", "Hello there", "complete")
@@ -64,7 +64,7 @@ async def test_the_first_reply_reuses_what_was_prefilled_after_the_load(
             await wait_for_model(pilot)
             await wait_for(pilot, lambda: len(backend.cache.tokens) > 20, 30, "the prefill")
             await send_and_wait(pilot, "hi", timeout=120)
-        _user, answer = history.messages(app.chat_id or 0)
+        _user, answer = history.messages(app.chat_screen.state.chat_id or 0)
         assert answer.stats is not None and answer.status == "complete"
         assert answer.stats.cached_tokens > 20  # the system message was evaluated before
         assert answer.stats.evaluated_tokens < answer.stats.prompt_tokens - 20

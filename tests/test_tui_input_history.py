@@ -47,10 +47,11 @@ async def test_history_follows_the_open_chat(tmp_path: Path) -> None:
     saved = history.create_chat().id
     history.add_user_message(saved, "an old question")
     app = scripted_app(history, ScriptedBackend(reply("r", "a")))
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         box = app.query_one(ChatInput)
         await send_and_wait(pilot, "new one")
-        await app.open_chat(saved)
+        await screen.open_chat(saved)
         await pilot.press("up")
         assert box.text == "an old question"
         await pilot.press("down", "ctrl+n")

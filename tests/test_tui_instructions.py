@@ -35,9 +35,10 @@ async def test_instructions_of_a_saved_chat_are_stored_and_used(tmp_path: Path) 
     history = open_history(tmp_path)
     backend = ScriptedBackend(reply("r", "a"))
     app = scripted_app(history, backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "hello")
-        chat = app.chat_id or 0
+        chat = screen.state.chat_id or 0
         await _edit(pilot, "Answer like a pirate.")
         assert history.get_chat(chat).instructions == "Answer like a pirate."
         await _edit(pilot, "ignored", save=False)
@@ -57,11 +58,12 @@ async def test_a_new_chat_gets_its_instructions_when_first_saved(tmp_path: Path)
     history = open_history(tmp_path)
     backend = ScriptedBackend(reply("r", "a"))
     app = scripted_app(history, backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await _edit(pilot, "Be brief.")
         await send_and_wait(pilot, "hi")
-        assert history.get_chat(app.chat_id or 0).instructions == "Be brief."
+        assert history.get_chat(screen.state.chat_id or 0).instructions == "Be brief."
         assert backend.calls[-1][0].instructions == "Be brief."
         await pilot.press("ctrl+n")
         await send_and_wait(pilot, "another")  # a new chat starts without them
-        assert history.get_chat(app.chat_id or 0).instructions is None
+        assert history.get_chat(screen.state.chat_id or 0).instructions is None

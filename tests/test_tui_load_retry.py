@@ -52,11 +52,14 @@ async def test_a_retry_that_works_sends_the_held_message(tmp_path: Path) -> None
     attempts: list[int] = []
     history = open_history(tmp_path)
     app = make_app(history, failing_then(2, attempts), vram=VramMonitor(FakeNvml([])))
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         banner = app.query_one(LoadingBanner)
         await wait_for(pilot, lambda: banner.has_class("-failed"), 5, "the first failure")
         await send(pilot, "hello?")
-        await wait_for(pilot, lambda: len(app.query(ReplyView)) == 1 and not app.busy, 5, "reply")
+        await wait_for(
+            pilot, lambda: len(app.query(ReplyView)) == 1 and not screen.busy, 5, "reply"
+        )
         assert attempts == [1, 2] and not banner.display
         assert app.query_one(ChatInput).text == ""
         assert "Hello there." in app.query_one(ReplyView).answer_text
@@ -87,12 +90,13 @@ async def test_a_held_message_is_not_sent_to_another_chat(tmp_path: Path) -> Non
         return ScriptedBackend(reply("r", "An answer."))
 
     app = make_app(history, factory, vram=VramMonitor(FakeNvml([])))
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         banner = app.query_one(LoadingBanner)
         await wait_for(pilot, lambda: banner.has_class("-failed"), 5, "the first failure")
         await send(pilot, "meant for a new chat")
         await wait_for(pilot, lambda: len(attempts) == 2, 5, "the retry")
-        await app.open_chat(other)
+        await screen.open_chat(other)
         app.query_one(ChatInput).text = "a draft for the older chat"
         gate.set()
         await wait_for(pilot, lambda: not banner.display, 5, "the model")

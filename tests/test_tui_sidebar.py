@@ -35,6 +35,7 @@ async def test_the_sidebar_lists_chats_and_opens_one(tmp_path: Path) -> None:
     history = open_history(tmp_path)
     cats, _dogs = two_chats(history)
     app = scripted_app(history, ScriptedBackend([]))
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("ctrl+b")
         sidebar = app.query_one(ChatList)
@@ -43,10 +44,10 @@ async def test_the_sidebar_lists_chats_and_opens_one(tmp_path: Path) -> None:
         assert titles == ["tell me about dogs", "tell me about cats"]
         sidebar.highlighted = 1
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.chat_id == cats, what="the chat to open")
+        await wait_for(pilot, lambda: screen.state.chat_id == cats, what="the chat to open")
         await pilot.pause()
         assert [u.text for u in app.query(UserMessage)] == ["tell me about cats"]
-        assert app.effort == "low"
+        assert screen.state.effort == "low"
         await pilot.press("ctrl+b")
         assert not app.query_one(Sidebar).display
 
@@ -56,13 +57,14 @@ async def test_new_chat_starts_empty_and_is_saved_on_first_message(tmp_path: Pat
     history = open_history(tmp_path)
     backend = ScriptedBackend(reply("r", "answer"))
     app = scripted_app(history, backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "first chat")
-        first = app.chat_id
+        first = screen.state.chat_id
         await pilot.press("ctrl+n")
-        assert app.chat_id is None and not app.query(ReplyView)
+        assert screen.state.chat_id is None and not app.query(ReplyView)
         await send_and_wait(pilot, "second chat")
-        assert app.chat_id not in (None, first)
+        assert screen.state.chat_id not in (None, first)
     assert [c.title for c in history.list_chats()] == ["second chat", "first chat"]
 
 
@@ -71,6 +73,7 @@ async def test_rename_the_open_chat(tmp_path: Path) -> None:
     history = open_history(tmp_path)
     cats, _dogs = two_chats(history)
     app = scripted_app(history, ScriptedBackend([]), chat_id=cats)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("f2")
         await wait_for(pilot, lambda: isinstance(app.screen, RenameScreen), what="the dialog")
@@ -78,7 +81,7 @@ async def test_rename_the_open_chat(tmp_path: Path) -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: not isinstance(app.screen, RenameScreen))
         assert history.get_chat(cats).title == "Felines"
-        assert app.sub_title == "Felines"
+        assert screen.sub_title == "Felines"
 
 
 @run_async
@@ -86,6 +89,7 @@ async def test_delete_asks_first(tmp_path: Path) -> None:
     history = open_history(tmp_path)
     cats, dogs = two_chats(history)
     app = scripted_app(history, ScriptedBackend([]), chat_id=cats)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("f8")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
@@ -97,7 +101,7 @@ async def test_delete_asks_first(tmp_path: Path) -> None:
         await pilot.press("right")  # from the safe Cancel to Delete, then Enter
         assert app.focused is not None and app.focused.id == "yes"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.chat_id is None, what="the chat to go")
+        await wait_for(pilot, lambda: screen.state.chat_id is None, what="the chat to go")
         assert [c.id for c in history.list_chats()] == [dogs]
         assert not app.query(UserMessage)
 
@@ -114,12 +118,13 @@ async def test_a_reply_cut_off_by_a_crash_is_marked_and_can_be_written_again(
     crashed.close()  # as a killed process leaves it: the row stays "partial"
     history = open_history(tmp_path)
     app = scripted_app(history, ScriptedBackend(reply("r", "a whole answer")), chat_id=chat)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         view = app.query_one(ReplyView)
         assert view.answer_text == "half an ans"
         assert "interrupted" in str(view.query_one(".note").render())
         await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: not app.busy and history.messages(chat)[-1].status
+        await wait_for(pilot, lambda: not screen.busy and history.messages(chat)[-1].status
                        == "complete", what="the new reply")  # fmt: skip
     assert [m.content for m in history.messages(chat)] == ["question", "a whole answer"]
 
@@ -130,6 +135,7 @@ async def test_search_filters_the_sidebar_and_opens_a_match(tmp_path: Path) -> N
     cats, _dogs = two_chats(history)
     history.rename_chat(cats, "Felines")  # found by a message's text, not only the title
     app = scripted_app(history, ScriptedBackend([]))
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("ctrl+f")
         search = app.query_one("#chat_search", Input)
@@ -142,7 +148,7 @@ async def test_search_filters_the_sidebar_and_opens_a_match(tmp_path: Path) -> N
         await pilot.press("enter")  # to the list, then open the match
         assert sidebar.has_focus
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.chat_id == cats, what="the chat to open")
+        await wait_for(pilot, lambda: screen.state.chat_id == cats, what="the chat to open")
         search.value = "nothing like this"
         await wait_for(pilot, lambda: sidebar.option_count == 0, what="no match")
         search.value = ""
@@ -160,6 +166,7 @@ async def test_keys_typed_while_a_chat_opens_go_to_that_chat(tmp_path: Path) -> 
     for i in range(30):  # a long chat takes a moment to show
         history.add_user_message(cats, f"more about cats, part {i} " * 20)
     app = scripted_app(history, ScriptedBackend(reply("r", "Cats purr.")))
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("ctrl+b")
         picked = app.query_one(ChatList).highlighted_option
@@ -167,8 +174,9 @@ async def test_keys_typed_while_a_chat_opens_go_to_that_chat(tmp_path: Path) -> 
         burst = [("enter", None), ("ctrl+b", None), *[(c, c) for c in "and lions?"]]
         for key, character in [*burst, ("enter", None)]:
             app.post_message(events.Key(key, character))  # as the terminal driver does
-        await wait_for(pilot, lambda: app.chat_id == cats and len(app.query(ReplyView)) == 1
-                       and not app.busy, 10, "the reply in the picked chat")  # fmt: skip
+        in_cats = lambda: screen.state.chat_id == cats  # noqa: E731
+        await wait_for(pilot, lambda: in_cats() and len(app.query(ReplyView)) == 1
+                       and not screen.busy, 10, "the reply in the picked chat")  # fmt: skip
         assert not app.query_one(Sidebar).display
     assert history.messages(cats)[-2].content == "and lions?"
     assert len(history.messages(dogs)) == 1 and len(history.list_chats()) == 2

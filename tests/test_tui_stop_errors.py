@@ -28,17 +28,18 @@ async def test_escape_stops_the_reply_and_keeps_it_marked_stopped(tmp_path: Path
     backend = ScriptedBackend([AnswerDelta("partial "), WAIT, AnswerDelta("never shown")])
     history = open_history(tmp_path)
     app = scripted_app(history, backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await send(pilot, "tell me")
         await wait_for(pilot, lambda: bool(app.query(ReplyView)))
         view = app.query_one(ReplyView)
         await wait_for(pilot, lambda: view.answer_text == "partial ", what="the first words")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not app.busy, what="the reply to stop")
+        await wait_for(pilot, lambda: not screen.busy, what="the reply to stop")
         await pilot.pause()
         assert view.answer_text == "partial "
         assert "stopped" in str(view.query_one(".note").render())
-    stored = history.messages(app.chat_id or 0)[-1]
+    stored = history.messages(screen.state.chat_id or 0)[-1]
     assert (stored.status, stored.content) == ("stopped", "partial ")
     assert stored.stats is not None and stored.stats.stop_reason == "cancelled"
 
@@ -52,15 +53,16 @@ async def test_a_backend_error_is_a_notification_and_the_app_stays_usable(
     )
     history = open_history(tmp_path)
     app = scripted_app(history, backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "hello")
         assert any("decode failed" in text for text in notifications(app))
-        failed = history.messages(app.chat_id or 0)[-1]
+        failed = history.messages(screen.state.chat_id or 0)[-1]
         assert (failed.status, failed.content) == ("failed", "half")
         backend.script = reply("ok", "recovered")
         await send_and_wait(pilot, "again")
         assert app.query(ReplyView).last().answer_text == "recovered"
-        assert history.messages(app.chat_id or 0)[-1].status == "complete"
+        assert history.messages(screen.state.chat_id or 0)[-1].status == "complete"
 
 
 @run_async
@@ -75,14 +77,15 @@ async def test_a_backend_that_fails_to_load_is_reported_and_retried(tmp_path: Pa
         return backend
 
     app = make_app(open_history(tmp_path), factory)  # type: ignore[arg-type]
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: bool(notifications(app)), what="the load error")
         assert "out of memory" in notifications(app)[0]
         await send(pilot, "first")  # held while the second attempt runs; it fails too
-        await wait_for(pilot, lambda: len(attempts) == 2 and not app._send_after_load, 5)
+        await wait_for(pilot, lambda: len(attempts) == 2 and not screen.host.held, 5)
         assert not app.query(ReplyView)  # no failed exchange for a model that never loaded
         await send(pilot, "second")  # the third attempt works: the held message goes
-        await wait_for(pilot, lambda: bool(app.query(ReplyView)) and not app.busy, 5, "reply")
+        await wait_for(pilot, lambda: bool(app.query(ReplyView)) and not screen.busy, 5, "reply")
         assert app.query(ReplyView).last().answer_text == "loaded at last"
         assert [m.text for m in app.query(UserMessage)] == ["second"]
 
@@ -92,30 +95,33 @@ async def test_regenerate_and_edit_the_last_message(tmp_path: Path) -> None:
     backend = ScriptedBackend(reply("r", "first answer"))
     history = open_history(tmp_path)
     app = scripted_app(history, backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "question")
         backend.script = reply("r", "second answer")
         await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: not app.busy and history.messages(app.chat_id or 0)[-1]
-                       .content == "second answer", what="the new reply")  # fmt: skip
-        assert [m.content for m in history.messages(app.chat_id or 0)] == [
+        last = lambda: history.messages(screen.state.chat_id or 0)[-1]  # noqa: E731
+        await wait_for(pilot, lambda: not screen.busy and last().content == "second answer",
+                       what="the new reply")  # fmt: skip
+        assert [m.content for m in history.messages(screen.state.chat_id or 0)] == [
             "question",
             "second answer",
         ]
         await pilot.press("ctrl+l")
         await pilot.pause()
         assert app.query_one("ChatInput").text == "question"
-        assert len(history.messages(app.chat_id or 0)) == 2  # nothing goes before the resend
+        chat = screen.state.chat_id or 0
+        assert len(history.messages(chat)) == 2  # nothing goes before the resend
         await pilot.press("escape")  # changed my mind: both stay, the box empties
         assert app.query_one("ChatInput").text == "" and len(app.query(ReplyView)) == 1
-        assert len(history.messages(app.chat_id or 0)) == 2
+        assert len(history.messages(screen.state.chat_id or 0)) == 2
         await pilot.press("ctrl+l")
         await pilot.pause()
         backend.script = reply("r", "third answer")
         await send(pilot, "question, better put")  # the old exchange goes, so count nothing
-        last = lambda: history.messages(app.chat_id or 0)[-1]  # noqa: E731
-        await wait_for(pilot, lambda: not app.busy and last().content == "third answer")
-        assert [m.content for m in history.messages(app.chat_id or 0)] == [
+        last = lambda: history.messages(screen.state.chat_id or 0)[-1]  # noqa: E731
+        await wait_for(pilot, lambda: not screen.busy and last().content == "third answer")
+        assert [m.content for m in history.messages(screen.state.chat_id or 0)] == [
             "question, better put",
             "third answer",
         ]
@@ -142,13 +148,14 @@ async def test_quitting_mid_reply_stops_it_and_saves_it(tmp_path: Path) -> None:
     backend = ScriptedBackend([AnswerDelta("so far"), WAIT, AnswerDelta("never")])
     history = open_history(tmp_path)
     app = scripted_app(history, backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await send(pilot, "long one")
         await wait_for(pilot, lambda: bool(app.query(ReplyView)))
         view = app.query_one(ReplyView)
         await wait_for(pilot, lambda: view.answer_text == "so far", what="the first words")
         await pilot.press("ctrl+q")
-    stored = history.messages(app.chat_id or 0)[-1]
+    stored = history.messages(screen.state.chat_id or 0)[-1]
     assert (stored.status, stored.content) == ("stopped", "so far")
 
 
@@ -156,13 +163,14 @@ async def test_quitting_mid_reply_stops_it_and_saves_it(tmp_path: Path) -> None:
 async def test_ctrl_c_stops_the_reply_and_twice_quits(tmp_path: Path) -> None:
     backend = ScriptedBackend([ReasoningDelta("thinking"), WAIT, AnswerDelta("never")])
     app = scripted_app(open_history(tmp_path), backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await send(pilot, "hello")
-        await wait_for(pilot, lambda: app.busy and bool(backend.calls), what="the reply")
+        await wait_for(pilot, lambda: screen.busy and bool(backend.calls), what="the reply")
         await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: not app.busy, what="the reply to stop")
+        await wait_for(pilot, lambda: not screen.busy, what="the reply to stop")
         assert any("Press Ctrl+C again" in n for n in notifications(app))
         assert app.is_running
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
-    assert open_history(tmp_path).messages(app.chat_id or 0)[-1].status == "stopped"
+    assert open_history(tmp_path).messages(screen.state.chat_id or 0)[-1].status == "stopped"

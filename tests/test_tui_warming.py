@@ -40,11 +40,12 @@ async def test_the_chat_is_prefilled_after_load_reply_effort_and_switch(tmp_path
     backend = ScriptedBackend(reply("thinking", "An answer."))
     history = open_history(tmp_path)
     app = scripted_app(history, backend)
+    screen = app.chat_screen
     async with app.run_test() as pilot:
         await wait_for_model(pilot)
         await wait_for(pilot, lambda: len(backend.prefills) == 1, 5, "the prefill after load")
         conversation, settings = backend.prefills[0]
-        assert conversation.messages == () and settings.effort == app.effort  # a new chat
+        assert conversation.messages == () and settings.effort == screen.state.effort  # a new chat
         await send_and_wait(pilot, "a question")
         await wait_for(pilot, lambda: len(backend.prefills) == 2, 5, "the prefill after reply")
         conversation, _ = backend.prefills[1]
@@ -52,7 +53,7 @@ async def test_the_chat_is_prefilled_after_load_reply_effort_and_switch(tmp_path
         assert conversation.messages[1].content == "An answer."
         await pilot.press("ctrl+o")  # effort: the system message changes
         await wait_for(pilot, lambda: len(backend.prefills) == 3, 5, "the prefill after effort")
-        assert backend.prefills[2][1].effort == app.effort != settings.effort
+        assert backend.prefills[2][1].effort == screen.state.effort != settings.effort
         await pilot.press("ctrl+n")  # a new chat: the prefix without the old messages
         await wait_for(pilot, lambda: len(backend.prefills) == 4, 5, "the prefill of a new chat")
         assert backend.prefills[3][0].messages == ()

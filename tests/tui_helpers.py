@@ -156,12 +156,13 @@ async def send_and_wait(pilot: Pilot, text: str, timeout: float = 10.0) -> None:
     from gptoss_local.tui.widgets import ReplyView
 
     app = pilot.app
+    screen = app.chat_screen
     assert isinstance(app, ChatApp)
     before = len(app.query(ReplyView))
     await send(pilot, text)
     await wait_for(
         pilot,
-        lambda: len(app.query(ReplyView)) > before and not app.busy,
+        lambda: len(app.query(ReplyView)) > before and not screen.busy,
         timeout,
         "the reply to end",
     )

@@ -1,4 +1,8 @@
-"""The app's actions in one table: key, footer label and palette help, so none is forgotten."""
+"""The chat's actions in one table: key, footer label and palette help, so none is forgotten.
+
+The chat screen binds them all (in this order, which is the footer's); quitting and the help
+are app-wide, so the app binds those too, and they work on the first-run screen as well.
+"""
 
 from __future__ import annotations
 
@@ -31,14 +35,24 @@ ACTIONS = (
     ("help", "f1", "help", "Help", "List every key and what it does"),
 )
 _PRIORITY = {"quit"}  # Ctrl+Q must work whatever has focus, a modal included
+APP_WIDE = {"quit", "help"}  # actions of the app; the others are the chat screen's
 
 
-def bindings() -> list[BindingType]:
-    """The bindings of `ACTIONS`, with their ids and descriptions."""
-    table: list[BindingType] = [
-        Binding(key, action, label, id=ident, priority=ident in _PRIORITY, tooltip=help_text)
+def _binding(ident: str, key: str, action: str, label: str, help_text: str) -> Binding:
+    return Binding(key, action, label, id=ident, priority=ident in _PRIORITY, tooltip=help_text)
+
+
+def chat_bindings() -> list[BindingType]:
+    """The bindings of `ACTIONS`, with their ids and descriptions, for the chat screen."""
+    return [
+        _binding(ident, key, f"app.{action}" if ident in APP_WIDE else action, label, help_text)
         for ident, key, action, label, help_text in ACTIONS
     ]
+
+
+def app_bindings() -> list[BindingType]:
+    """The app-wide bindings: quit, help, and Ctrl+C (stop; twice: quit)."""
+    table: list[BindingType] = [_binding(*row) for row in ACTIONS if row[0] in APP_WIDE]
     # "?" too, where it is not typed into the input (which keeps it: people ask questions).
     table.append(Binding("question_mark", "help", "Help", show=False, id="help_question_mark"))
     # Ctrl+C before any widget: stop, and twice to quit (a selection in the input is copied).

@@ -2,30 +2,24 @@
 
 The target is the message in focus (Tab, Shift+Tab or a click focuses one), else the last reply
 with an answer. A reply's answer is copied as its Markdown source, without the reasoning.
-`CopyActions` is a mixin of `ChatApp`; the functions above it are plain text handling.
+The chat screen's copy actions call the functions at the end; the ones before are plain text
+handling.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from textual.dom import DOMNode
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, OptionList
 
 from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
-
-if TYPE_CHECKING:
-    from textual.app import App
-    from textual.dom import DOMNode
-
-    _Base = App[None]
-else:
-    _Base = object
 
 # An opening fence: ``` or ~~~ (or longer) and an info string whose first word is the language.
 # Any indentation is accepted, since models nest code in list items at 2-4 spaces.
@@ -113,7 +107,7 @@ class CodePickerScreen(ModalScreen[int | None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Enter on a block picks it."""
-        event.stop()  # the app's own handler is for the list of chats
+        event.stop()  # the picker's own list: not a chat picked in the sidebar
         self.dismiss(event.option_index)
 
     def action_pick(self, number: int) -> None:
@@ -124,71 +118,74 @@ class CodePickerScreen(ModalScreen[int | None]):
             self.dismiss(number - 1)
 
 
-class CopyActions(_Base):
-    """Copy a message or a code block; move the focus between messages of the log."""
+def copy_message(screen: Screen[Any]) -> None:
+    """Copy the focused message, else the last reply's answer (its Markdown source)."""
+    target = _copy_target(screen)
+    if target is not None:
+        _copy(screen, target[1], target[0])
 
-    def action_copy_message(self) -> None:
-        """Copy the focused message, else the last reply's answer (its Markdown source)."""
-        target = self._copy_target()
-        if target is not None:
-            self._copy(target[1], target[0])
 
-    def action_copy_code(self) -> None:
-        """Copy a code block of the focused message (else the last reply); ask which if several."""
-        target = None if isinstance(self.screen, CodePickerScreen) else self._copy_target()
-        if target is None:
-            return
-        blocks = code_blocks(target[1])
-        if len(blocks) == 1:
-            self._copy_block(blocks[0])
-        elif blocks:
+def copy_code(screen: Screen[Any]) -> None:
+    """Copy a code block of the focused message (else the last reply); ask which if several."""
+    target = _copy_target(screen)
+    if target is None:
+        return
+    blocks = code_blocks(target[1])
+    if len(blocks) == 1:
+        _copy_block(screen, blocks[0])
+    elif blocks:
 
-            def picked(index: int | None) -> None:
-                if index is not None:
-                    self._copy_block(blocks[index])
+        def picked(index: int | None) -> None:
+            if index is not None:
+                _copy_block(screen, blocks[index])
 
-            self.push_screen(CodePickerScreen(blocks), picked)
-        else:
-            self.notify(f"No code block in {target[0]}.", severity="warning", timeout=3)
+        screen.app.push_screen(CodePickerScreen(blocks), picked)
+    else:
+        screen.notify(f"No code block in {target[0]}.", severity="warning", timeout=3)
 
-    def action_focus_message(self, step: int) -> None:
-        """Focus the message `step` places from the focused one; past the newest, the input."""
-        messages = list(self.query("UserMessage, ReplyView"))
-        current = self._message_in_focus()
-        if current is None or current not in messages:
-            return
-        index = messages.index(current) + step
-        if index >= len(messages):
-            self.query_one(ChatInput).focus()
-        elif index >= 0:
-            messages[index].focus()
 
-    def _copy_target(self) -> tuple[str, str] | None:
-        """(what it is, its text) to copy from; notifies and gives None when there is none."""
-        message = self._message_in_focus()
-        if isinstance(message, UserMessage):
-            return "your message", message.text
-        if isinstance(message, ReplyView):
-            if message.answer_text.strip():
-                return "this reply", message.answer_text
-            self.notify("Nothing to copy: this reply has no answer yet.", severity="warning")
-            return None
-        answered = [view for view in self.query(ReplyView) if view.answer_text.strip()]
-        if not answered:
-            self.notify("Nothing to copy: no reply has an answer yet.", severity="warning")
-            return None
-        return "the last reply", answered[-1].answer_text
+def focus_message(screen: Screen[Any], step: int) -> None:
+    """Focus the message `step` places from the focused one; past the newest, the input."""
+    messages = list(screen.query("UserMessage, ReplyView"))
+    current = _message_in_focus(screen)
+    if current is None or current not in messages:
+        return
+    index = messages.index(current) + step
+    if index >= len(messages):
+        screen.query_one(ChatInput).focus()
+    elif index >= 0:
+        messages[index].focus()
 
-    def _message_in_focus(self) -> UserMessage | ReplyView | None:
-        node: DOMNode | None = self.focused
-        while node is not None and not isinstance(node, (UserMessage, ReplyView)):
-            node = node.parent  # a reply's reasoning title can hold the focus too
-        return node if isinstance(node, (UserMessage, ReplyView)) else None
 
-    def _copy_block(self, block: CodeBlock) -> None:
-        language = f"{block.language} " if block.language else ""
-        self._copy(block.code, f"the {language}code block")
+def _copy_target(screen: Screen[Any]) -> tuple[str, str] | None:
+    """(what it is, its text) to copy from; notifies and gives None when there is none."""
+    message = _message_in_focus(screen)
+    if isinstance(message, UserMessage):
+        return "your message", message.text
+    if isinstance(message, ReplyView):
+        if message.answer_text.strip():
+            return "this reply", message.answer_text
+        screen.notify("Nothing to copy: this reply has no answer yet.", severity="warning")
+        return None
+    answered = [view for view in screen.query(ReplyView) if view.answer_text.strip()]
+    if not answered:
+        screen.notify("Nothing to copy: no reply has an answer yet.", severity="warning")
+        return None
+    return "the last reply", answered[-1].answer_text
 
-    def _copy(self, text: str, what: str) -> None:
-        self.copy_to_clipboard(text)
-        self.notify(f"Copied {what} ({count_lines(text)}).", timeout=2)
+
+def _message_in_focus(screen: Screen[Any]) -> UserMessage | ReplyView | None:
+    node: DOMNode | None = screen.focused
+    while node is not None and not isinstance(node, (UserMessage, ReplyView)):
+        node = node.parent  # a reply's reasoning title can hold the focus too
+    return node if isinstance(node, (UserMessage, ReplyView)) else None
+
+
+def _copy_block(screen: Screen[Any], block: CodeBlock) -> None:
+    language = f"{block.language} " if block.language else ""
+    _copy(screen, block.code, f"the {language}code block")
+
+
+def _copy(screen: Screen[Any], text: str, what: str) -> None:
+    screen.app.copy_to_clipboard(text)
+    screen.notify(f"Copied {what} ({count_lines(text)}).", timeout=2)

@@ -1,9 +1,10 @@
 """The banner above the chat while the model loads: what is happening, a progress bar, and, if
-loading fails, why and what to do (it stays until the next attempt, unlike a notification)."""
+loading fails, why and what to do (it stays until the next attempt, unlike a notification).
+
+The chat screen drives it from what `chat.model_host.ModelHost` reports (already thinned out:
+llama.cpp reports per tensor)."""
 
 from __future__ import annotations
-
-import time
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -20,12 +21,6 @@ class LoadingBanner(Vertical):
     LoadingBanner.-failed #load-title { color: $error; }
     LoadingBanner ProgressBar { margin-top: 0; }
     """
-    MIN_STEP = 0.01  # llama.cpp reports per tensor: hundreds of calls for one percent
-    MIN_INTERVAL = 0.1
-
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self._last = (-1.0, "", 0.0)
 
     def compose(self) -> ComposeResult:
         yield Static("Loading the model…", id="load-title", markup=False)
@@ -39,19 +34,7 @@ class LoadingBanner(Vertical):
         self.query_one("#load-bar", ProgressBar).display = True
         self.query_one("#load-bar", ProgressBar).update(progress=0)
         self.query_one("#load-what", Static).update("")
-        self._last = (-1.0, "", 0.0)
         self.display = True
-
-    def wants(self, fraction: float, what: str) -> bool:
-        """Whether a report differs enough from the last one shown to be worth a UI update
-        (called on the loading thread, so the UI is not flooded)."""
-        last_fraction, last_what, last_at = self._last
-        now = time.monotonic()
-        small = fraction - last_fraction < self.MIN_STEP or now - last_at < self.MIN_INTERVAL
-        if what == last_what and small and fraction < 1.0:
-            return False
-        self._last = (fraction, what, now)
-        return True
 
     def show_progress(self, fraction: float, what: str) -> None:
         """Move the bar and say what is being done."""

@@ -1,4 +1,4 @@
-"""Messages the reply worker posts to the app, named for what has happened."""
+"""Messages the chat's workers and services post to the UI, named for what has happened."""
 
 from __future__ import annotations
 
@@ -7,7 +7,33 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from gptoss_local.backends.base import BackendInfo, Stats
+from gptoss_local.hardware.vram import VramUse
 from gptoss_local.session.errors import HistoryError
+
+
+@dataclass
+class ModelLoadStarted(Message):
+    """Loading `model` has begun."""
+
+    model: str
+
+
+@dataclass
+class LoadProgressed(Message):
+    """The load is `fraction` done, doing `what` (already thinned out by the banner)."""
+
+    fraction: float
+    what: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, LoadProgressed)
+
+
+@dataclass
+class ModelLoadFailed(Message):
+    """The load failed; `error` says why and what to do."""
+
+    error: str
 
 
 @dataclass
@@ -40,3 +66,18 @@ class ReplyFailed(Message):
 
     error: str
     history_error: HistoryError | None = None
+
+
+@dataclass
+class VramMeasured(Message):
+    """A read of VRAM use finished; None: no GPU, or NVML failed (no more reads come)."""
+
+    use: VramUse | None
+
+
+@dataclass
+class HistoryFailed(Message):
+    """The history failed (`error`) while doing what `title` says; the screen shows it."""
+
+    error: HistoryError
+    title: str

@@ -1,46 +1,39 @@
 """Ctrl+C as terminal users expect it: the first press stops the reply being written (or copies
 the input's selection, as Ctrl+C does in a text box), a second press within a few seconds
-quits. Ctrl+Q quits at once."""
+quits. Ctrl+Q quits at once. The app binds both, so they work on every screen."""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
-if TYPE_CHECKING:
-    from textual.app import App
-
-    _Base = App[None]
-else:
-    _Base = object
+from textual.widget import Widget
 
 AGAIN_WITHIN = 3.0  # seconds in which a second Ctrl+C quits
 
 
-class QuitKeys(_Base):
-    """A mixin of `ChatApp`, which provides `busy` and `action_stop`."""
+class SecondPress:
+    """Tells a second press of a key within `within` seconds of the first from a first one."""
 
-    _interrupted_at = float("-inf")
+    def __init__(
+        self, within: float = AGAIN_WITHIN, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._within, self._clock = within, clock
+        self._first = float("-inf")
 
-    @property
-    def busy(self) -> bool:
-        """Whether a reply is being written (the app overrides this)."""
-        raise NotImplementedError
+    def __call__(self) -> bool:
+        """Note a press; True when it is the second one (the first is kept, not replaced)."""
+        now = self._clock()
+        if now - self._first < self._within:
+            return True
+        self._first = now
+        return False
 
-    def action_stop(self) -> None:
-        raise NotImplementedError
 
-    async def action_interrupt(self) -> None:
-        """Copy a selection, else stop the reply; pressed again soon after, quit."""
-        copy = getattr(self.focused, "action_copy", None)
-        if copy is not None and getattr(self.focused, "selected_text", None):
-            copy()
-            return
-        now = time.monotonic()
-        if now - self._interrupted_at < AGAIN_WITHIN:
-            await self.run_action("quit")
-            return
-        self._interrupted_at = now
-        stopped = "Stopped the reply. " if self.busy else ""
-        self.action_stop()
-        self.notify(f"{stopped}Press Ctrl+C again to quit (Ctrl+Q quits at once).", timeout=3)
+def copy_selection(focused: Widget | None) -> bool:
+    """Copy the focused widget's selected text, as Ctrl+C does in a text box; whether it did."""
+    copy = getattr(focused, "action_copy", None)
+    if copy is None or not getattr(focused, "selected_text", None):
+        return False
+    copy()
+    return True

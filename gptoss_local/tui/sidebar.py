@@ -1,15 +1,23 @@
-"""The sidebar: a search box over the saved chats, and the chats, most recent first."""
+"""The sidebar: a search box over the saved chats, and the chats, most recent first.
+
+Picking a chat posts `ChatList.OptionSelected` to the screen, which opens it. Listing may fail
+(`HistoryError`): the screen's actions report what they call; what the sidebar does by itself
+(the search changed) it reports with a `HistoryFailed` message.
+"""
 
 from __future__ import annotations
 
-from textual import events
+from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
+from gptoss_local.session.errors import HistoryError
+from gptoss_local.session.history import History
 from gptoss_local.session.records import Chat
+from gptoss_local.tui.messages import HistoryFailed
 from gptoss_local.tui.widgets import ChatInput
 
 
@@ -29,12 +37,12 @@ class ChatList(OptionList):
             return
         option = self.highlighted_option
         if event.key == "enter" and option is not None and self.highlighted is not None:
-            # Pick the chat straight to the app (ahead of anything typed after), and move the
+            # Pick the chat straight to the screen (ahead of anything typed after), and move the
             # focus to the message box now (focus() is deferred), so what is typed goes there.
             event.stop()
             event.prevent_default()
-            self.app.post_message(self.OptionSelected(self, option, self.highlighted))
-            self.screen.set_focus(self.app.query_one(ChatInput))
+            self.screen.post_message(self.OptionSelected(self, option, self.highlighted))
+            self.screen.set_focus(self.screen.query_one(ChatInput))
             return
         await super()._on_key(event)
 
@@ -54,12 +62,21 @@ class ChatList(OptionList):
 
 
 class Sidebar(Vertical):
-    """The search box above the list of chats; the app lists them again as the search changes."""
+    """The search box above the list of chats, listed again as the search changes.
+
+    Args:
+        history: Where the chats are listed from.
+    """
 
     DEFAULT_CSS = """
     Sidebar { width: 32; max-width: 40%; dock: left; height: 1fr; margin-top: 1; }
     Sidebar Input { margin: 0; }
     """
+
+    def __init__(self, history: History, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.history = history
+        self._current: int | None = None  # the open chat, highlighted in the list
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Search chats", id="chat_search")
@@ -69,3 +86,40 @@ class Sidebar(Vertical):
     def search(self) -> str:
         """What the search box holds, stripped."""
         return self.query_one(Input).value.strip()
+
+    def list_chats(self, current: int | None) -> None:
+        """List the saved chats again (those matching the search, if any), `current` highlighted.
+
+        Raises:
+            HistoryError: The history cannot be read.
+        """
+        self._current = current
+        chats = self.history.list_chats(search=self.search or None)
+        self.query_one(ChatList).show(chats, current)
+
+    def toggle(self, current: int | None) -> bool:
+        """Show the list (focused), or hide it; whether it is shown now."""
+        self.display = not self.display
+        if self.display:
+            self.list_chats(current)
+            self.query_one(ChatList).focus()
+        return self.display
+
+    def open_search(self, current: int | None) -> None:
+        """Show the list, with the focus in the search box."""
+        if not self.display:
+            self.display = True
+            self.list_chats(current)
+        self.query_one("#chat_search", Input).focus()
+
+    @on(Input.Changed, "#chat_search")
+    def _search_changed(self) -> None:
+        try:
+            self.list_chats(self._current)
+        except HistoryError as exc:
+            self.post_message(HistoryFailed(exc, "Cannot list the chats"))
+
+    @on(Input.Submitted, "#chat_search")
+    def _search_submitted(self) -> None:
+        """Enter in the search box moves to the list, where arrows and Enter pick a chat."""
+        self.query_one(ChatList).focus()

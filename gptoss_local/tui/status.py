@@ -1,20 +1,24 @@
 """The status bar: model, context use, the last reply's speed, effort, placement, VRAM, backend.
 
 Ordered by how often people look: a narrow terminal cuts the end of the line, so the figures
-that change with every reply come right after the model's name.
+that change with every reply come right after the model's name. Each fact is a reactive field:
+setting one redraws the bar (as toolong's `LogFooter` does), so nobody has to ask for a refresh.
 """
 
 from __future__ import annotations
 
-from textual.widgets import Static
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
 
 from gptoss_local.backends.base import BackendInfo, Stats
 from gptoss_local.hardware.vram import VramUse
 
 WARN_FRACTION = 0.9  # warn when the conversation fills this much of the context
+LOADING = "loading the model…"
 
 
-class StatusBar(Static):
+class StatusBar(Widget):
     """One line of facts about the model and the last reply."""
 
     DEFAULT_CSS = """
@@ -25,23 +29,39 @@ class StatusBar(Static):
     StatusBar.-warning { background: $warning-muted; color: $text; }
     """
 
-    def __init__(self, effort: str) -> None:
-        super().__init__("loading the model…", markup=False)
-        self.info: BackendInfo | None = None
-        self.stats: Stats | None = None
-        self.effort = effort
-        self.vram: VramUse | None = None  # live, from `LiveVram`; None without a GPU
-        self.note = ""
-        self.waiting = ""  # instead of the model until it is loaded ("" says loading)
+    info: reactive[BackendInfo | None] = reactive(None)  # what is loaded; None until then
+    stats: reactive[Stats | None] = reactive(None)  # of the open chat's last reply
+    effort = reactive("medium")
+    vram: reactive[VramUse | None] = reactive(None)  # live; None without a GPU
+    note = reactive("")
+    waiting = reactive("")  # instead of the model until it is loaded ("" says loading)
 
-    def refresh_text(self) -> None:
-        """Render the bar from the current facts."""
+    def __init__(self, effort: str) -> None:
+        super().__init__()
+        self.set_reactive(StatusBar.effort, effort)
+
+    def _context_use(self) -> tuple[int, int]:
+        """(used, size) of the context; size 0 when unknown."""
         info, stats = self.info, self.stats
-        parts = [info.model if info else (self.waiting or "loading the model…")]
         # The loaded model's context, not the one a saved chat's last reply was written with.
         size = info.context_size if info else 0
         size = size or (stats.context_size if stats else 0)
-        used = stats.context_used if stats else 0
+        return (stats.context_used if stats else 0), size
+
+    def _near_full(self) -> bool:
+        used, size = self._context_use()
+        return bool(size) and used >= WARN_FRACTION * size
+
+    def _context_changed(self) -> None:
+        self.set_class(self._near_full(), "-warning")
+
+    watch_info = watch_stats = _context_changed
+
+    def render(self) -> Content:
+        """The line, from the current facts (Content: a model's name is never markup)."""
+        info, stats = self.info, self.stats
+        parts = [info.model if info else (self.waiting or LOADING)]
+        used, size = self._context_use()
         if size:
             parts.append(f"context {used:,}/{size:,}")
         if stats and stats.ttft_seconds is not None:
@@ -55,10 +75,8 @@ class StatusBar(Static):
             parts.append(self.vram.text())
         if info is not None:
             parts.append(info.backend)
-        near = bool(size) and used >= WARN_FRACTION * size
-        if near:  # first, so that a narrow terminal still shows it
+        if self._near_full():  # first, so that a narrow terminal still shows it
             parts.insert(0, "⚠ context nearly full: start a new chat")
         if self.note:
             parts.append(self.note)
-        self.set_class(near, "-warning")
-        self.update("  ·  ".join(parts))
+        return Content("  ·  ".join(parts))

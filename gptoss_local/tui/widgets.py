@@ -17,12 +17,12 @@ from textual.widgets.markdown import MarkdownStream
 
 from gptoss_local.session.records import StoredMessage
 
-# Keys of a message in focus (Tab, Shift+Tab or a click): the actions are `CopyActions`'.
+# Keys of a message in focus (Tab, Shift+Tab or a click): the chat screen's copy actions.
 MESSAGE_BINDINGS: list[BindingType] = [
-    Binding("c", "app.copy_message", "Copy", show=False),
-    Binding("b", "app.copy_code", "Copy code", show=False),
-    Binding("up", "app.focus_message(-1)", "Previous message", show=False),
-    Binding("down", "app.focus_message(1)", "Next message", show=False),
+    Binding("c", "screen.copy_message", "Copy", show=False),
+    Binding("b", "screen.copy_code", "Copy code", show=False),
+    Binding("up", "screen.focus_message(-1)", "Previous message", show=False),
+    Binding("down", "screen.focus_message(1)", "Next message", show=False),
 ]
 
 

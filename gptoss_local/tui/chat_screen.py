@@ -1,0 +1,409 @@
+"""The chat screen: the log of messages, the input, the status bar, and one reply at a time.
+
+The engine runs in a thread worker (`pump.run_reply`) and talks to the screen only by posting
+messages; the UI thread owns every widget. Stopping sets a `threading.Event` the backend checks
+between tokens, so the partial reply is kept and saved as "stopped". The input box is emptied
+only once a message is saved and its reply started: if the history fails, the text stays there.
+
+The services are plain objects (`gptoss_local.chat`): the model (`ModelHost`), the prefill
+while the user types (`PrefillWarmer`) and the VRAM reading (`VramPoller`); their threads are
+this screen's workers. The actions on saved chats, copying and the model's set-up are functions
+in `saved_chats`, `copying` and `model_setup`, which the bindings reach through the actions here.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Header
+
+from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.chat.chat_state import ChatState
+from gptoss_local.chat.model_host import LoadReports, ModelHost, Opener
+from gptoss_local.chat.threads import RunInThread
+from gptoss_local.chat.vram_poller import VramPoller
+from gptoss_local.chat.warmer import PrefillWarmer
+from gptoss_local.hardware.vram import VramMonitor
+from gptoss_local.session.errors import HistoryError
+from gptoss_local.session.history import History
+from gptoss_local.setup.first_run import Setup
+from gptoss_local.tui import copying, model_setup, saved_chats
+from gptoss_local.tui.actions import chat_bindings
+from gptoss_local.tui.loading import LoadingBanner
+from gptoss_local.tui.messages import (
+    BackendLoaded,
+    HistoryFailed,
+    LoadProgressed,
+    ModelLoadFailed,
+    ModelLoadStarted,
+    ReplyFailed,
+    ReplyFinished,
+    ReplyStreamed,
+    VramMeasured,
+)
+from gptoss_local.tui.pump import run_reply, with_effort
+from gptoss_local.tui.saved_chats import reports_history_errors
+from gptoss_local.tui.sidebar import ChatList, Sidebar
+from gptoss_local.tui.status import StatusBar
+from gptoss_local.tui.widgets import ChatInput, ChatLog, ReplyView, UserMessage
+
+
+class ChatScreen(Screen[None]):
+    """The chat, with its bindings (`actions.ACTIONS`) and the services it drives.
+
+    Args:
+        history: The open chat history (shared with the worker threads).
+        state: Which chat is open, and its effort.
+        generation: Sampling settings; the effort in them is replaced by the chat's.
+        opener: Makes the backend on a worker; None until the first-run screen gives one.
+        setup: Asks the first-run questions (and again on F9); None with a fixed opener.
+        model_name: What the loading banner calls the model.
+        vram: Reads VRAM use for the status bar; None measures nothing.
+        warnings: What the plan warned about, shown once when the chat opens.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = chat_bindings()
+
+    def __init__(
+        self,
+        history: History,
+        state: ChatState,
+        generation: GenerationSettings,
+        opener: Opener | None,
+        *,
+        setup: Setup | None = None,
+        model_name: str = "the model",
+        vram: VramMonitor | None = None,
+        warnings: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__()
+        self.history, self.state, self.generation, self.setup = history, state, generation, setup
+        self.show_reasoning = False
+        self.history_error: HistoryError | None = None  # see `history_failed`
+        self.warnings = warnings
+        self.input = ChatInput(id="input", soft_wrap=True, show_line_numbers=False)
+        self.banner = LoadingBanner(id="loading")
+        self.host = ModelHost(opener, model_name, self._load_reports())
+        self.warmer = PrefillWarmer(self._worker("warm"))
+        self.vram = VramPoller(vram, lambda use: self.post_message(VramMeasured(use)),
+                               self._worker("vram"))  # fmt: skip
+        self._vram_timer: Timer | None = None
+        self._cancel: threading.Event | None = None  # of the reply being written
+        self._reply: ReplyView | None = None
+        self._sent: list[str] = []  # the messages sent in this session, for input history
+
+    @property
+    def busy(self) -> bool:
+        """Whether a reply is being written."""
+        return self._reply is not None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Sidebar(self.history, id="sidebar")
+        yield self.banner
+        yield ChatLog(id="log")
+        yield self.input
+        yield StatusBar(self.state.effort)
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        self.query_one(ChatLog).anchor()
+        await self.render_chat()
+        self.input.focus()
+        if self.vram.active:
+            self._vram_timer = self.set_interval(self.vram.interval, self.vram.poll)
+            self.vram.poll()
+        if not model_setup.needs_first_run(self):  # else the app has asked (`ChatApp`)
+            model_setup.load(self)
+        model_setup.show_plan_warnings(self)
+
+    def on_unmount(self) -> None:
+        self.vram.close()
+
+    def _load_reports(self) -> LoadReports:
+        """The host's callbacks: messages to this screen (the progress callback answers "stop"
+        once the screen is closed, as the app is quitting)."""
+        return LoadReports(
+            started=lambda model: self.post_message(ModelLoadStarted(model)),
+            progress=lambda fraction, what: self.post_message(LoadProgressed(fraction, what)),
+            failed=lambda error: self.post_message(ModelLoadFailed(str(error))),
+            loaded=lambda backend: self.post_message(BackendLoaded(backend.info())),
+        )
+
+    def _worker(self, group: str) -> RunInThread:
+        return lambda job: self.run_worker(job, thread=True, group=group, exit_on_error=False)
+
+    # --- sending and streaming -----------------------------------------------------------------
+
+    @on(ChatInput.Submitted)
+    async def _send(self, message: ChatInput.Submitted) -> None:
+        text = message.text.strip()
+        if not text:
+            return
+        if self.busy:
+            self.notify("A reply is still being written: wait, or press Esc to stop it.")
+            return
+        if model_setup.hold_until_loaded(self, text):
+            return
+        try:
+            if self.state.drop_edited():  # the old message and what followed go now
+                await self.render_chat()
+            bar = self.status_bar()
+            chat_id = self.state.add_user_message(text, bar.info if bar else None)
+            await self.query_one(ChatLog).mount(UserMessage(text))
+            self.show_status()  # the chat's title comes from its first message
+            if self.query_one(Sidebar).display:
+                self.refresh_sidebar()  # a new chat, or this one moved to the top
+        except HistoryError as exc:  # the text stays in the box, to send again or keep at exit
+            self.history_failed(exc, "Cannot save the message")
+            return
+        if not await self.start_reply(chat_id):
+            return  # saved, but the history failed: the box keeps the text all the same
+        self.input.clear()
+        self.input.remember(text)
+        self._sent.append(text)
+
+    async def start_reply(self, chat_id: int) -> bool:
+        """Start the reply worker; False when the history failed (shown and remembered)."""
+        self.warmer.stop()  # the reply's worker waits for the backend until it has stopped
+        try:
+            conversation, reply_id = self.state.begin_reply(chat_id)
+        except HistoryError as exc:
+            self.history_failed(exc, "Cannot start the reply")
+            return False
+        self._reply = ReplyView(live=True, keep_open=self.show_reasoning)
+        await self.query_one(ChatLog).mount(self._reply)
+        self._cancel = threading.Event()
+        settings = with_effort(self.generation, self.state.effort)
+        self._generate(reply_id, conversation, settings, self._cancel)
+        return True
+
+    @work(thread=True, group="reply", exit_on_error=False)
+    def _generate(
+        self,
+        reply_id: int,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event,
+    ) -> None:
+        post = self.post_message
+        run_reply(self.host.get, self.history, reply_id, conversation, settings, cancel, post)
+
+    @on(ReplyStreamed)
+    async def _streamed(self, message: ReplyStreamed) -> None:
+        if self._reply is not None:
+            await self._reply.add(message.reasoning, message.answer)
+
+    @on(ReplyFinished)
+    async def reply_finished(self, message: ReplyFinished) -> None:
+        """Show how the reply ended and its figures; prefill for the next message."""
+        await self._end_reply("stopped" if message.stopped else "")
+        bar = self.status_bar()
+        if bar is None:  # the reply was stopped by quitting: the widgets are already gone
+            return
+        bar.stats = message.stats
+        if message.stats is not None and message.stats.stop_reason == "context_full":
+            self.notify("The context is full: start a new chat (Ctrl+N).", severity="warning")
+        self.warm_up()
+
+    @on(ReplyFailed)
+    async def _failed(self, message: ReplyFailed) -> None:
+        await self._end_reply(f"failed: {message.error}")
+        if message.history_error is not None:
+            self.history_failed(message.history_error, "Cannot save the reply")
+        else:
+            self.notify(message.error, title="The model failed", severity="error", timeout=10,
+                        markup=False)  # fmt: skip
+        self.warm_up()
+
+    async def _end_reply(self, note: str) -> None:
+        reply, self._reply, self._cancel = self._reply, None, None
+        if reply is not None:
+            await reply.finish(note)
+
+    def stop(self) -> bool:
+        """Stop the reply being written (it is saved as stopped) and the prefill, as the app
+        quits; whether a reply was being written."""
+        busy = self.busy
+        if self._cancel is not None:
+            self._cancel.set()
+        self.warmer.stop()
+        return busy
+
+    def close_model(self) -> None:
+        """Free the model (after the app has exited): a load still running is told to stop, and
+        so is a reply (an exit that did not go through Quit may leave one running)."""
+        self.stop()
+        self.host.close()
+
+    # --- the chat's own actions ----------------------------------------------------------------
+
+    def action_stop(self) -> None:
+        """Stop the reply being written (saved as stopped), or cancel an edit (Ctrl+L)."""
+        if self._cancel is not None:
+            self._cancel.set()
+        elif self.state.cancel_edit():
+            self.input.clear()
+            self.notify("Edit cancelled: your message and its reply are kept.", timeout=3)
+
+    @reports_history_errors("Cannot save the effort")
+    def action_cycle_effort(self) -> None:
+        """Switch to the next reasoning effort, stored with the chat."""
+        effort = self.state.cycle_effort()
+        self.show_status()
+        self.notify(f"Reasoning effort: {effort}", timeout=2)
+        self.warm_up()  # the system message says the effort: the next prompt starts anew
+
+    def action_toggle_reasoning(self) -> None:
+        """Open or close the reasoning of every reply."""
+        self.show_reasoning = not self.show_reasoning
+        for view in self.query(ReplyView):
+            view.keep_open = self.show_reasoning  # also for a reply still thinking
+            if view.reasoning_text:
+                view.reasoning_box.collapsed = not self.show_reasoning
+
+    async def action_regenerate(self) -> None:
+        """Delete the last reply and write it again."""
+        await saved_chats.regenerate(self)
+
+    async def action_edit_last(self) -> None:
+        """Edit the last message; sending replaces it and what followed, Esc keeps them."""
+        await saved_chats.edit_last(self)
+
+    async def action_new_chat(self) -> None:
+        """Start an empty chat (created in the history when the first message is sent)."""
+        await self.open_chat(None)
+
+    async def open_chat(self, chat_id: int | None) -> None:
+        """Show the chat `chat_id` (None: a new one) in the log."""
+        await saved_chats.open_chat(self, chat_id)
+
+    def action_edit_instructions(self) -> None:
+        """Edit the open chat's instructions; a new chat gets them when it is saved."""
+        saved_chats.edit_instructions(self)
+
+    def action_rename_chat(self) -> None:
+        """Ask for a new title of the open chat."""
+        saved_chats.rename(self)
+
+    def action_delete_chat(self) -> None:
+        """Delete the open chat after asking."""
+        saved_chats.delete(self)
+
+    def action_choose_model(self) -> None:
+        """Open the set-up screen again; starting there replaces the loaded model."""
+        model_setup.choose_again(self)
+
+    def action_copy_message(self) -> None:
+        """Copy the focused message, else the last reply's answer (its Markdown source)."""
+        copying.copy_message(self)
+
+    def action_copy_code(self) -> None:
+        """Copy a code block of the focused message (else the last reply); ask which if several."""
+        copying.copy_code(self)
+
+    def action_focus_message(self, step: int) -> None:
+        """Focus the message `step` places from the focused one; past the newest, the input."""
+        copying.focus_message(self, step)
+
+    # --- the sidebar ---------------------------------------------------------------------------
+
+    @reports_history_errors("Cannot list the chats")
+    def action_toggle_sidebar(self) -> None:
+        """Show or hide the list of saved chats."""
+        if not self.query_one(Sidebar).toggle(self.state.chat_id):
+            self.input.focus()
+
+    @reports_history_errors("Cannot list the chats")
+    def action_search_chats(self) -> None:
+        """Open the sidebar with the focus in its search box."""
+        self.query_one(Sidebar).open_search(self.state.chat_id)
+
+    def refresh_sidebar(self) -> None:
+        """List the saved chats again (those matching the search, if any)."""
+        self.query_one(Sidebar).list_chats(self.state.chat_id)
+
+    @on(ChatList.OptionSelected, "#chats")
+    async def _chat_picked(self, event: ChatList.OptionSelected) -> None:
+        await self.open_chat(ChatList.chat_id(event.option))
+
+    # --- what the screen shows -----------------------------------------------------------------
+
+    async def render_chat(self) -> None:
+        """Show the open chat: its messages, its effort and its last reply's figures."""
+        messages = self.state.messages()
+        await self.query_one(ChatLog).show(messages, self.show_reasoning)
+        # Up recalls this chat's messages; in a new chat, those sent earlier in this session.
+        past = [m.content for m in messages if m.role == "user"]
+        self.input.set_past(past if self.state.chat_id is not None else self._sent)
+        self.state.load_effort()
+        # The figures of this chat's last reply (none in a new chat), not of the chat before.
+        replies = [m.stats for m in messages if m.role == "assistant" and m.stats is not None]
+        self.query_one(StatusBar).stats = replies[-1] if replies else None
+        self.show_status()
+        self.warm_up()
+
+    def show_status(self) -> None:
+        """The chat's title in the header, its effort in the status bar."""
+        self.sub_title = self.state.title() or "new chat"
+        self.query_one(StatusBar).effort = self.state.effort
+
+    def status_bar(self) -> StatusBar | None:
+        """The status bar, or None once the screen is being torn down."""
+        bars = self.query(StatusBar)
+        return bars.first() if bars else None
+
+    def warm_up(self) -> None:
+        """Prefill the open chat's next prompt on a worker; only with a loaded model and no
+        reply running (it never triggers a load)."""
+        backend = self.host.backend
+        if backend is None or self.busy:
+            return
+        try:
+            conversation = self.state.next_conversation()
+        except HistoryError:  # the reply will say what is wrong with the history
+            self.warmer.stop()
+            return
+        self.warmer.start(backend, conversation, with_effort(self.generation, self.state.effort))
+
+    def idle(self) -> bool:
+        """Whether no reply is being written; if one is, the user is told to wait."""
+        if self.busy:
+            self.notify("A reply is being written: wait, or press Esc to stop it.")
+        return not self.busy
+
+    @on(HistoryFailed)
+    def _history_failed(self, message: HistoryFailed) -> None:
+        self.history_failed(message.error, message.title)
+
+    def history_failed(self, error: HistoryError, title: str) -> None:
+        """Show a failure of the history and remember it: `gptoss-local chat` says it again at
+        exit (exit code 2) and saves what is left in the input box."""
+        self.history_error = error
+        self.notify(str(error), title=title, severity="error", timeout=30, markup=False)
+
+    @on(ModelLoadStarted)
+    @on(LoadProgressed)
+    @on(ModelLoadFailed)
+    def _loading(self, message: ModelLoadStarted | LoadProgressed | ModelLoadFailed) -> None:
+        model_setup.show_loading(self, message)
+
+    @on(BackendLoaded)
+    def model_loaded(self, message: BackendLoaded) -> None:
+        """The model is ready: show it, prefill, send a message held for it."""
+        model_setup.loaded(self, message.info)
+
+    @on(VramMeasured)
+    def _vram_measured(self, message: VramMeasured) -> None:
+        if message.use is None and self._vram_timer is not None:  # no more reads come
+            self._vram_timer.stop()
+            self._vram_timer = None
+        bar = self.status_bar()
+        if bar is not None:  # None: a read that lands while the app is closing
+            bar.vram = message.use
