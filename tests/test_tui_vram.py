@@ -24,7 +24,7 @@ async def test_the_status_bar_follows_vram_use_and_nvml_is_closed_on_exit(
     nvml = FakeNvml([gpu])
     app = scripted_app(open_history(tmp_path), ScriptedBackend([]), vram=VramMonitor(nvml))
     screen = app.chat_screen
-    screen.vram.interval = 0.02
+    screen.status.poller.interval = 0.02
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: "VRAM 1.1/24.0 GiB" in _bar(app), what="the first read")
         await wait_for(pilot, lambda: app.query_one(StatusBar).info is not None, what="model")
@@ -39,12 +39,12 @@ async def test_without_a_gpu_the_bar_shows_no_vram_and_polling_stops(tmp_path: P
     monitor = VramMonitor(FakeNvml([]))
     app = scripted_app(open_history(tmp_path), ScriptedBackend([]), vram=monitor)
     screen = app.chat_screen
-    screen.vram.interval = 0.02
+    screen.status.poller.interval = 0.02
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: not monitor.available, what="the one read")
         await wait_for(pilot, lambda: app.query_one(StatusBar).info is not None, what="model")
         await pilot.pause(0.1)
-        assert "VRAM" not in _bar(app) and screen._vram_timer is None
+        assert "VRAM" not in _bar(app) and not screen.status.polling
 
 
 @run_async
@@ -54,9 +54,9 @@ async def test_a_gpu_that_fails_later_takes_the_field_away(tmp_path: Path) -> No
         open_history(tmp_path), ScriptedBackend([]), vram=VramMonitor(FakeNvml([gpu]))
     )
     screen = app.chat_screen
-    screen.vram.interval = 0.02
+    screen.status.poller.interval = 0.02
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: "VRAM" in _bar(app), what="the first read")
         gpu.fail["memory"] = GPU_IS_LOST
         await wait_for(pilot, lambda: "VRAM" not in _bar(app), what="the field to go")
-        assert screen._vram_timer is None
+        assert not screen.status.polling

@@ -14,20 +14,18 @@ in `saved_chats`, `copying` and `model_setup`, which the bindings reach through 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widgets import Footer, Header
 
 from gptoss_local.backends.base import Conversation, GenerationSettings
 from gptoss_local.chat.chat_state import ChatState
-from gptoss_local.chat.model_host import LoadReports, ModelHost, Opener
-from gptoss_local.chat.threads import RunInThread
-from gptoss_local.chat.vram_poller import VramPoller
+from gptoss_local.chat.model_host import ModelHost, Opener
 from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.session.errors import HistoryError
@@ -45,7 +43,6 @@ from gptoss_local.tui.messages import (
     ReplyFailed,
     ReplyFinished,
     ReplyStreamed,
-    VramMeasured,
 )
 from gptoss_local.tui.pump import run_reply, with_effort
 from gptoss_local.tui.saved_chats import reports_history_errors
@@ -89,11 +86,9 @@ class ChatScreen(Screen[None]):
         self.warnings = warnings
         self.input = ChatInput(id="input", soft_wrap=True, show_line_numbers=False)
         self.banner = LoadingBanner(id="loading")
-        self.host = ModelHost(opener, model_name, self._load_reports())
-        self.warmer = PrefillWarmer(self._worker("warm"))
-        self.vram = VramPoller(vram, lambda use: self.post_message(VramMeasured(use)),
-                               self._worker("vram"))  # fmt: skip
-        self._vram_timer: Timer | None = None
+        self.host = ModelHost(opener, model_name, model_setup.reports(self))
+        self.warmer = PrefillWarmer(self._warm_in_worker)
+        self.status = StatusBar(state.effort, vram)
         self._cancel: threading.Event | None = None  # of the reply being written
         self._reply: ReplyView | None = None
         self._sent: list[str] = []  # the messages sent in this session, for input history
@@ -109,35 +104,19 @@ class ChatScreen(Screen[None]):
         yield self.banner
         yield ChatLog(id="log")
         yield self.input
-        yield StatusBar(self.state.effort)
+        yield self.status
         yield Footer()
 
     async def on_mount(self) -> None:
         self.query_one(ChatLog).anchor()
         await self.render_chat()
         self.input.focus()
-        if self.vram.active:
-            self._vram_timer = self.set_interval(self.vram.interval, self.vram.poll)
-            self.vram.poll()
         if not model_setup.needs_first_run(self):  # else the app has asked (`ChatApp`)
             model_setup.load(self)
         model_setup.show_plan_warnings(self)
 
-    def on_unmount(self) -> None:
-        self.vram.close()
-
-    def _load_reports(self) -> LoadReports:
-        """The host's callbacks: messages to this screen (the progress callback answers "stop"
-        once the screen is closed, as the app is quitting)."""
-        return LoadReports(
-            started=lambda model: self.post_message(ModelLoadStarted(model)),
-            progress=lambda fraction, what: self.post_message(LoadProgressed(fraction, what)),
-            failed=lambda error: self.post_message(ModelLoadFailed(str(error))),
-            loaded=lambda backend: self.post_message(BackendLoaded(backend.info())),
-        )
-
-    def _worker(self, group: str) -> RunInThread:
-        return lambda job: self.run_worker(job, thread=True, group=group, exit_on_error=False)
+    def _warm_in_worker(self, prefill: Callable[[], None]) -> None:
+        self.run_worker(prefill, thread=True, group="warm", exit_on_error=False)
 
     # --- sending and streaming -----------------------------------------------------------------
 
@@ -154,8 +133,7 @@ class ChatScreen(Screen[None]):
         try:
             if self.state.drop_edited():  # the old message and what followed go now
                 await self.render_chat()
-            bar = self.status_bar()
-            chat_id = self.state.add_user_message(text, bar.info if bar else None)
+            chat_id = self.state.add_user_message(text, self.status.info)
             await self.query_one(ChatLog).mount(UserMessage(text))
             self.show_status()  # the chat's title comes from its first message
             if self.query_one(Sidebar).display:
@@ -204,10 +182,9 @@ class ChatScreen(Screen[None]):
     async def reply_finished(self, message: ReplyFinished) -> None:
         """Show how the reply ended and its figures; prefill for the next message."""
         await self._end_reply("stopped" if message.stopped else "")
-        bar = self.status_bar()
-        if bar is None:  # the reply was stopped by quitting: the widgets are already gone
+        if not self.status.is_attached:  # stopped by quitting: the widgets are already gone
             return
-        bar.stats = message.stats
+        self.status.stats = message.stats
         if message.stats is not None and message.stats.stop_reason == "context_full":
             self.notify("The context is full: start a new chat (Ctrl+N).", severity="warning")
         self.warm_up()
@@ -268,66 +245,25 @@ class ChatScreen(Screen[None]):
             if view.reasoning_text:
                 view.reasoning_box.collapsed = not self.show_reasoning
 
-    async def action_regenerate(self) -> None:
-        """Delete the last reply and write it again."""
-        await saved_chats.regenerate(self)
-
-    async def action_edit_last(self) -> None:
-        """Edit the last message; sending replaces it and what followed, Esc keeps them."""
-        await saved_chats.edit_last(self)
-
     async def action_new_chat(self) -> None:
         """Start an empty chat (created in the history when the first message is sent)."""
         await self.open_chat(None)
 
-    async def open_chat(self, chat_id: int | None) -> None:
-        """Show the chat `chat_id` (None: a new one) in the log."""
-        await saved_chats.open_chat(self, chat_id)
-
-    def action_edit_instructions(self) -> None:
-        """Edit the open chat's instructions; a new chat gets them when it is saved."""
-        saved_chats.edit_instructions(self)
-
-    def action_rename_chat(self) -> None:
-        """Ask for a new title of the open chat."""
-        saved_chats.rename(self)
-
-    def action_delete_chat(self) -> None:
-        """Delete the open chat after asking."""
-        saved_chats.delete(self)
-
-    def action_choose_model(self) -> None:
-        """Open the set-up screen again; starting there replaces the loaded model."""
-        model_setup.choose_again(self)
-
-    def action_copy_message(self) -> None:
-        """Copy the focused message, else the last reply's answer (its Markdown source)."""
-        copying.copy_message(self)
-
-    def action_copy_code(self) -> None:
-        """Copy a code block of the focused message (else the last reply); ask which if several."""
-        copying.copy_code(self)
-
-    def action_focus_message(self, step: int) -> None:
-        """Focus the message `step` places from the focused one; past the newest, the input."""
-        copying.focus_message(self, step)
-
-    # --- the sidebar ---------------------------------------------------------------------------
-
-    @reports_history_errors("Cannot list the chats")
-    def action_toggle_sidebar(self) -> None:
-        """Show or hide the list of saved chats."""
-        if not self.query_one(Sidebar).toggle(self.state.chat_id):
-            self.input.focus()
-
-    @reports_history_errors("Cannot list the chats")
-    def action_search_chats(self) -> None:
-        """Open the sidebar with the focus in its search box."""
-        self.query_one(Sidebar).open_search(self.state.chat_id)
-
-    def refresh_sidebar(self) -> None:
-        """List the saved chats again (those matching the search, if any)."""
-        self.query_one(Sidebar).list_chats(self.state.chat_id)
+    # The other actions live with what they act on; each takes the screen as its first argument,
+    # so it is bound here as a method of the screen (the bindings name them `action_*`).
+    action_regenerate = saved_chats.regenerate
+    action_edit_last = saved_chats.edit_last
+    open_chat = saved_chats.open_chat
+    action_edit_instructions = saved_chats.edit_instructions
+    action_rename_chat = saved_chats.rename
+    action_delete_chat = saved_chats.delete
+    action_toggle_sidebar = saved_chats.toggle_sidebar
+    action_search_chats = saved_chats.search
+    refresh_sidebar = saved_chats.refresh_sidebar
+    action_choose_model = model_setup.choose_again
+    action_copy_message = copying.copy_message
+    action_copy_code = copying.copy_code
+    action_focus_message = copying.focus_message
 
     @on(ChatList.OptionSelected, "#chats")
     async def _chat_picked(self, event: ChatList.OptionSelected) -> None:
@@ -345,19 +281,14 @@ class ChatScreen(Screen[None]):
         self.state.load_effort()
         # The figures of this chat's last reply (none in a new chat), not of the chat before.
         replies = [m.stats for m in messages if m.role == "assistant" and m.stats is not None]
-        self.query_one(StatusBar).stats = replies[-1] if replies else None
+        self.status.stats = replies[-1] if replies else None
         self.show_status()
         self.warm_up()
 
     def show_status(self) -> None:
         """The chat's title in the header, its effort in the status bar."""
         self.sub_title = self.state.title() or "new chat"
-        self.query_one(StatusBar).effort = self.state.effort
-
-    def status_bar(self) -> StatusBar | None:
-        """The status bar, or None once the screen is being torn down."""
-        bars = self.query(StatusBar)
-        return bars.first() if bars else None
+        self.status.effort = self.state.effort
 
     def warm_up(self) -> None:
         """Prefill the open chat's next prompt on a worker; only with a loaded model and no
@@ -398,12 +329,3 @@ class ChatScreen(Screen[None]):
     def model_loaded(self, message: BackendLoaded) -> None:
         """The model is ready: show it, prefill, send a message held for it."""
         model_setup.loaded(self, message.info)
-
-    @on(VramMeasured)
-    def _vram_measured(self, message: VramMeasured) -> None:
-        if message.use is None and self._vram_timer is not None:  # no more reads come
-            self._vram_timer.stop()
-            self._vram_timer = None
-        bar = self.status_bar()
-        if bar is not None:  # None: a read that lands while the app is closing
-            bar.vram = message.use

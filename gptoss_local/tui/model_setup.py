@@ -11,14 +11,30 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gptoss_local.backends.base import BackendInfo
-from gptoss_local.chat.model_host import Held
+from gptoss_local.chat.model_host import Held, LoadReports
 from gptoss_local.setup.first_run import Ready
 from gptoss_local.tui.first_run import FirstRunScreen
-from gptoss_local.tui.messages import LoadProgressed, ModelLoadFailed, ModelLoadStarted
+from gptoss_local.tui.messages import (
+    BackendLoaded,
+    LoadProgressed,
+    ModelLoadFailed,
+    ModelLoadStarted,
+)
 from gptoss_local.tui.widgets import ChatInput
 
 if TYPE_CHECKING:
     from gptoss_local.tui.chat_screen import ChatScreen
+
+
+def reports(screen: ChatScreen) -> LoadReports:
+    """The host's callbacks: messages to the screen, from the loading thread (the progress
+    callback answers "stop" once the screen is closed, as the app is quitting)."""
+    return LoadReports(
+        started=lambda model: screen.post_message(ModelLoadStarted(model)),
+        progress=lambda fraction, what: screen.post_message(LoadProgressed(fraction, what)),
+        failed=lambda error: screen.post_message(ModelLoadFailed(str(error))),
+        loaded=lambda backend: screen.post_message(BackendLoaded(backend.info())),
+    )
 
 
 def needs_first_run(screen: ChatScreen) -> bool:
@@ -77,9 +93,7 @@ def _chosen(screen: ChatScreen, ready: Ready | None) -> None:
         return
     screen.generation = ready.generation
     screen.warmer.stop()
-    bar = screen.status_bar()
-    if bar is not None:
-        bar.info = None
+    screen.status.info = None
     switch = screen.host.switch_to
     screen.run_worker(lambda: _announce(screen, switch(ready.open, ready.model)), thread=True,
                       group="load", exit_on_error=False)  # fmt: skip
@@ -101,11 +115,10 @@ def hold_until_loaded(screen: ChatScreen, text: str) -> bool:
 def loaded(screen: ChatScreen, info: BackendInfo) -> None:
     """The model is ready: show it, prefill, and send the message held for it if the chat, the
     edit and the text in the box are still what they were."""
-    bar = screen.status_bar()
-    if bar is None:  # loaded while the app was closing: the widgets are already gone
-        return
+    if not (screen.banner.is_attached and screen.status.is_attached):
+        return  # loaded while the app was closing: the widgets are already gone
     screen.banner.loaded()
-    bar.info, bar.waiting = info, ""
+    screen.status.info, screen.status.waiting = info, ""
     screen.warm_up()
     held = screen.host.take_held()
     if held is None:
@@ -125,17 +138,16 @@ def show_loading(
     screen: ChatScreen, message: ModelLoadStarted | LoadProgressed | ModelLoadFailed
 ) -> None:
     """Show how the load goes in the banner, and in the status bar instead of the model's name."""
-    bar = screen.status_bar()
-    if bar is None:  # the app is closing: the widgets are already gone
+    if not screen.banner.is_attached:  # the app is closing: the widgets are already gone
         return
     if isinstance(message, ModelLoadStarted):
         screen.banner.start(message.model)
-        bar.waiting = f"loading {message.model}…"
+        screen.status.waiting = f"loading {message.model}…"
     elif isinstance(message, LoadProgressed):
         screen.banner.show_progress(message.fraction, message.what)
     else:
         screen.banner.failed(message.error)
-        bar.waiting = "the model is not loaded"
+        screen.status.waiting = "the model is not loaded"
 
 
 def show_plan_warnings(screen: ChatScreen) -> None:

@@ -1,4 +1,5 @@
-"""The chat screen's actions on saved chats: regenerate, edit, open, instructions, rename, delete.
+"""The chat screen's actions on saved chats: regenerate, edit, open, instructions, rename, delete,
+and the sidebar that lists them.
 
 Functions of the `ChatScreen`, kept apart so the screen's module stays about sending and
 streaming; the history work itself is `chat.chat_state.ChatState`'s. An action whose history call
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.tui.modals import ConfirmScreen, InstructionsScreen, RenameScreen
+from gptoss_local.tui.sidebar import Sidebar
 
 if TYPE_CHECKING:
     from gptoss_local.tui.chat_screen import ChatScreen
@@ -153,3 +155,25 @@ async def _delete(screen: ChatScreen, chat_id: int, yes: bool | None) -> None:
     screen.history.delete_chat(chat_id)
     await screen.open_chat(None)
     screen.notify("Chat deleted.", timeout=2)
+
+
+@reports_history_errors("Cannot list the chats")
+def toggle_sidebar(screen: ChatScreen) -> None:
+    """Show or hide the list of saved chats."""
+    if not screen.query_one(Sidebar).toggle(screen.state.chat_id):
+        screen.input.focus()
+
+
+@reports_history_errors("Cannot list the chats")
+def search(screen: ChatScreen) -> None:
+    """Open the sidebar with the focus in its search box."""
+    screen.query_one(Sidebar).open_search(screen.state.chat_id)
+
+
+def refresh_sidebar(screen: ChatScreen) -> None:
+    """List the saved chats again (those matching the search, if any).
+
+    Raises:
+        HistoryError: The history cannot be read.
+    """
+    screen.query_one(Sidebar).list_chats(screen.state.chat_id)

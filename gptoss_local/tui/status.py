@@ -3,23 +3,36 @@
 Ordered by how often people look: a narrow terminal cuts the end of the line, so the figures
 that change with every reply come right after the model's name. Each fact is a reactive field:
 setting one redraws the bar (as toolong's `LogFooter` does), so nobody has to ask for a refresh.
+The bar reads live VRAM itself (`chat.vram_poller.VramPoller`, each read on a thread worker)
+while a GPU answers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from textual import on
 from textual.content import Content
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widget import Widget
 
 from gptoss_local.backends.base import BackendInfo, Stats
-from gptoss_local.hardware.vram import VramUse
+from gptoss_local.chat.vram_poller import VramPoller
+from gptoss_local.hardware.vram import VramMonitor, VramUse
+from gptoss_local.tui.messages import VramMeasured
 
 WARN_FRACTION = 0.9  # warn when the conversation fills this much of the context
 LOADING = "loading the model…"
 
 
 class StatusBar(Widget):
-    """One line of facts about the model and the last reply."""
+    """One line of facts about the model and the last reply.
+
+    Args:
+        effort: The open chat's reasoning effort.
+        vram: Reads VRAM use; None shows no VRAM field.
+    """
 
     DEFAULT_CSS = """
     StatusBar {
@@ -36,9 +49,35 @@ class StatusBar(Widget):
     note = reactive("")
     waiting = reactive("")  # instead of the model until it is loaded ("" says loading)
 
-    def __init__(self, effort: str) -> None:
+    def __init__(self, effort: str, vram: VramMonitor | None = None) -> None:
         super().__init__()
         self.set_reactive(StatusBar.effort, effort)
+        self.poller = VramPoller(vram, lambda use: self.post_message(VramMeasured(use)),
+                                 self._read_in_worker)  # fmt: skip
+        self._timer: Timer | None = None
+
+    @property
+    def polling(self) -> bool:
+        """Whether VRAM is still read now and then."""
+        return self._timer is not None
+
+    def on_mount(self) -> None:
+        if self.poller.active:
+            self._timer = self.set_interval(self.poller.interval, self.poller.poll)
+            self.poller.poll()
+
+    def on_unmount(self) -> None:
+        self.poller.close()  # NVML is shut down with the bar
+
+    def _read_in_worker(self, read: Callable[[], None]) -> None:
+        self.run_worker(read, thread=True, group="vram", exit_on_error=False)
+
+    @on(VramMeasured)
+    def _measured(self, message: VramMeasured) -> None:
+        if message.use is None and self._timer is not None:  # no more reads come
+            self._timer.stop()
+            self._timer = None
+        self.vram = message.use
 
     def _context_use(self) -> tuple[int, int]:
         """(used, size) of the context; size 0 when unknown."""
