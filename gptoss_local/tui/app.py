@@ -53,7 +53,6 @@ class ChatApp(App[None]):
         warnings: tuple[str, ...] = (),
     ) -> None:
         super().__init__()
-        self.history = history
         self.chat_screen = ChatScreen(history, ChatState(history, chat_id, effort), generation,
                                       backend_factory, setup=setup, model_name=model_name,
                                       vram=vram, warnings=warnings)  # fmt: skip

@@ -5,10 +5,11 @@ messages; the UI thread owns every widget. Stopping sets a `threading.Event` the
 between tokens, so the partial reply is kept and saved as "stopped". The input box is emptied
 only once a message is saved and its reply started: if the history fails, the text stays there.
 
-The services are plain objects (`gptoss_local.chat`): the model (`ModelHost`), the prefill
-while the user types (`PrefillWarmer`) and the VRAM reading (`VramPoller`); their threads are
-this screen's workers. The actions on saved chats, copying and the model's set-up are functions
-in `saved_chats`, `copying` and `model_setup`, which the bindings reach through the actions here.
+The services are plain objects (`gptoss_local.chat`): which chat is open (`ChatState`), the
+model (`ModelHost`) and the prefill while the user types (`PrefillWarmer`); their threads are
+this screen's workers, and they report back through messages to it. The status bar reads live
+VRAM itself. The actions on saved chats, copying and the model's set-up are functions in
+`saved_chats`, `copying` and `model_setup`, bound here as the screen's actions.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class ChatScreen(Screen[None]):
         opener: Makes the backend on a worker; None until the first-run screen gives one.
         setup: Asks the first-run questions (and again on F9); None with a fixed opener.
         model_name: What the loading banner calls the model.
-        vram: Reads VRAM use for the status bar; None measures nothing.
+        vram: Reads VRAM use for the status bar; None shows none.
         warnings: What the plan warned about, shown once when the chat opens.
     """
 
