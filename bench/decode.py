@@ -24,9 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # tes
 
 from synthetic import PRESETS, write_gguf
 
-from gptoss_local.backends.base import Conversation, Finished, GenerationSettings
+from gptoss_local.backends.base import Conversation, GenerationSettings
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.harmony import Message, render_prompt
 
 TOKENS = {"tiny": 1024, "tiny-vocab": 512, "small": 256, "20b": 128, "120b": 128}
@@ -74,13 +75,11 @@ def time_ours(
     ban = tuple(
         (backend.tokenize(t)[0], float("-inf")) for t in ("<|return|>", "<|call|>", "<|endoftext|>")
     )
-    settings = GenerationSettings(max_tokens=count, logit_bias=ban, seed=1, **mode)
+    settings = GenerationSettings(max_tokens=count, seed=1, **mode)
     backend.cache.clear()  # no reuse: each run evaluates the whole prompt, like the reference
-    for item in backend.stream(conversation, settings):
-        if isinstance(item, Finished):
-            assert item.stats.generated_tokens == count
-            return float(item.stats.decode_tokens_per_second or 0.0)
-    raise RuntimeError("no Finished event")
+    stats = backend.stream(conversation, settings, options=LlamaOptions(logit_bias=ban)).drain()[1]
+    assert stats.generated_tokens == count
+    return float(stats.decode_tokens_per_second or 0.0)
 
 
 def bench_shape(shape: str, runs: int, folder: Path) -> list[str]:

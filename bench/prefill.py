@@ -26,9 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gptoss_local.backends.base import Conversation, Finished, GenerationSettings
+from gptoss_local.backends.base import Conversation, GenerationSettings
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.harmony import Message, render_prompt
 
 DATE = dt.date(2026, 12, 2)
@@ -46,28 +47,31 @@ def history_of(backend: LlamaCppBackend, tokens: int) -> tuple[Message, ...]:
     return tuple(messages)
 
 
-def first_reply(backend: LlamaCppBackend, conversation: Conversation, settings) -> dict:  # type: ignore[no-untyped-def]
-    for item in backend.stream(conversation, settings):
-        if isinstance(item, Finished):
-            s = item.stats
-            return {"ttft": s.ttft_seconds, "cached": s.cached_tokens,
-                    "evaluated": s.evaluated_tokens}  # fmt: skip
-    raise RuntimeError("the stream ended without Finished")
+def first_reply(
+    backend: LlamaCppBackend,
+    conversation: Conversation,
+    settings: GenerationSettings,
+    options: LlamaOptions,
+) -> dict:
+    s = backend.stream(conversation, settings, options=options).drain()[1]
+    return {"ttft": s.ttft_seconds, "cached": s.cached_tokens, "evaluated": s.evaluated_tokens}
 
 
 def run_case(args: argparse.Namespace, history_tokens: int, warm: bool) -> dict:
     load = LoadSettings(context=args.context, gpu_layers=args.gpu_layers)
     with LlamaCppBackend(args.model, load) as backend:
         gpu = args.gpu_layers != 0
-        settings = GenerationSettings(temperature=0.0, max_tokens=8, backend_sampling=gpu)
+        settings = GenerationSettings(temperature=0.0, max_tokens=8)
+        options = LlamaOptions(backend_sampling=gpu)
         past = history_of(backend, history_tokens) if history_tokens else ()
         question = Message("user", "And what about the lighthouse of Alexandria?")
         prefill = None
         if warm:
             started = time.perf_counter()
-            backend.prefill(Conversation(past, current_date=DATE), settings)
+            backend.prefill(Conversation(past, current_date=DATE), settings, options=options)
             prefill = time.perf_counter() - started
-        result = first_reply(backend, Conversation((*past, question), current_date=DATE), settings)
+        asked = Conversation((*past, question), current_date=DATE)
+        result = first_reply(backend, asked, settings, options)
         return {**result, "prefill_seconds": prefill}
 
 

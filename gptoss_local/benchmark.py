@@ -7,8 +7,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from gptoss_local.backends.base import Conversation, Finished, GenerationSettings, Stats
+from gptoss_local.backends.base import Conversation, GenerationSettings, Stats
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.harmony import Message, render_prompt
 
 FILLER = " The quick brown fox jumps over the lazy dog near the river bank."
@@ -66,14 +67,9 @@ def run_once(
     if not keep_cache:
         backend.cache.clear()
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in END_TOKENS)
-    settings = GenerationSettings(
-        max_tokens=generate, logit_bias=ban, seed=1, backend_sampling=backend_sampling,
-        **SAMPLING[sampling],  # type: ignore[arg-type]
-    )  # fmt: skip
-    for item in backend.stream(conversation, settings):
-        if isinstance(item, Finished):
-            return item.stats
-    raise RuntimeError("the stream ended without Finished")
+    settings = GenerationSettings(max_tokens=generate, seed=1, **SAMPLING[sampling])  # type: ignore[arg-type]
+    options = LlamaOptions(logit_bias=ban, backend_sampling=backend_sampling)
+    return backend.stream(conversation, settings, options=options).drain()[1]
 
 
 def measure(

@@ -75,12 +75,6 @@ def logs_dir() -> Path:
     return home / "logs" if home else _platform_dir("log")
 
 
-def cache_dir() -> Path:
-    """Folder of disposable files."""
-    home = _home_override()
-    return home / "cache" if home else _platform_dir("cache")
-
-
 def settings_file() -> Path:
     """The TOML settings file."""
     return config_dir() / "settings.toml"

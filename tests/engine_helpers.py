@@ -8,9 +8,10 @@ from pathlib import Path
 import llama_cpp.llama_cpp as bindings
 import numpy as np
 
-from gptoss_local.backends.base import Conversation, Finished, GenerationSettings
+from gptoss_local.backends.base import Conversation, GenerationSettings, Reply, Stats
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.harmony import Message, render_prompt
 
 DATE = dt.date(2026, 12, 2)
@@ -29,10 +30,13 @@ def open_tiny(path: Path, log: Path | None = None, **load: object) -> LlamaCppBa
     return LlamaCppBackend(path, settings, log_path=log)
 
 
-def steered(backend: LlamaCppBackend, **extra: object) -> GenerationSettings:
-    """Settings that make the tiny model answer 'Hello there' after 'The user says hi'."""
+SEEDED = GenerationSettings(seed=1)
+
+
+def steered(backend: LlamaCppBackend, **extra: object) -> LlamaOptions:
+    """Options that make the tiny model answer 'Hello there' after 'The user says hi'."""
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ("<|call|>", "<|endoftext|>"))
-    return GenerationSettings(grammar=REPLY_GRAMMAR, logit_bias=ban, seed=1, **extra)  # type: ignore[arg-type]
+    return LlamaOptions(grammar=REPLY_GRAMMAR, logit_bias=ban, **extra)  # type: ignore[arg-type]
 
 
 def never_stop(backend: LlamaCppBackend) -> tuple[tuple[int, float], ...]:
@@ -50,11 +54,24 @@ def chat(*texts: str, reply: tuple[str, str] | None = None) -> Conversation:
     return Conversation(tuple(messages), current_date=DATE)
 
 
-def finished(events: list) -> Finished:
-    """The stream's last item, checked to be the only `Finished`."""
-    assert isinstance(events[-1], Finished)
-    assert sum(isinstance(e, Finished) for e in events) == 1
-    return events[-1]
+class Ran(list):  # type: ignore[type-arg]
+    """A reply run to its end: its events (a list) and its `stats`."""
+
+    stats: Stats
+
+
+def ran(reply: Reply) -> Ran:
+    """Every event of `reply`, with the stats it ended with (checked to be there)."""
+    events, stats = reply.drain()
+    done = Ran(events)
+    done.stats = stats
+    return done
+
+
+def finished(events: Ran) -> Ran:
+    """The reply's events, checked to have ended with stats (read them as `.stats`)."""
+    assert isinstance(events.stats, Stats)
+    return events
 
 
 def prompt_tokens(backend: LlamaCppBackend, conversation: Conversation) -> list[int]:

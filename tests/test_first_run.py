@@ -18,6 +18,7 @@ from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
 
 from gptoss_local import config, paths
 from gptoss_local.backends.base import BackendInfo
+from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.catalog import Catalog
 from gptoss_local.plan.wishes import Wishes
 from gptoss_local.store.errors import PullCancelled
@@ -117,10 +118,12 @@ def test_ready_loads_the_real_model_with_progress_and_cpu_sampling(
     setup = setup_for(cat)
     choices = setup.initial()
     ready = setup.ready(choices, setup.plan(choices))
-    assert ready.model == MODEL and not ready.generation.backend_sampling  # no GPU here
+    assert ready.model == MODEL
     reports: list[tuple[float, str]] = []
     backend = ready.open(lambda f, what: reports.append((f, what)) or True)
     try:
+        assert isinstance(backend, LlamaCppBackend)
+        assert not backend.options.backend_sampling  # no GPU here
         info: BackendInfo = backend.info()
         assert info.context_size == 4096 and info.placement == "CPU"
     finally:
@@ -136,9 +139,13 @@ def test_a_gpu_plan_samples_on_the_gpu_unless_asked_not_to(cat: Catalog, tiny_gg
     choices = Wishes(context=4096)
     plan = setup_for(cat, gpu).plan(choices)
     assert plan.placement == "gpu"
-    assert setup_for(cat, gpu).ready(choices, plan).generation.backend_sampling
-    cpu_sampled = setup_for(cat, gpu).ready(replace(choices, cpu_sampling=True), plan)
-    assert not cpu_sampled.generation.backend_sampling
+    for wishes, on_gpu in ((choices, True), (replace(choices, cpu_sampling=True), False)):
+        backend = setup_for(cat, gpu).ready(wishes, plan).open(lambda *_: True)
+        try:  # the CPU build loads it here all the same; the options are what the plan says
+            assert isinstance(backend, LlamaCppBackend)
+            assert backend.options.backend_sampling is on_gpu
+        finally:
+            backend.close()
 
 
 def test_a_gguf_without_gpt_oss_shape_is_a_plain_error_before_the_app(

@@ -9,16 +9,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 from engine_helpers import (
+    SEEDED,
     chat,
     finished,
     last_logits,
     never_stop,
     open_tiny,
     prompt_tokens,
+    ran,
     steered,
 )
 
 from gptoss_local.backends.base import BackendError, GenerationSettings
+from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall, TurnEnded
 
 
@@ -33,12 +36,12 @@ def text_of(events: list, kind: type) -> str:
 
 
 def test_steered_reply_streams_reasoning_then_answer_and_stops_on_return(backend) -> None:
-    events = list(backend.stream(chat("hi"), steered(backend)))
+    events = ran(backend.stream(chat("hi"), SEEDED, options=steered(backend)))
     assert text_of(events, ReasoningDelta) == "The user says hi"
     assert text_of(events, AnswerDelta) == "Hello there"
     first_answer = next(i for i, e in enumerate(events) if isinstance(e, AnswerDelta))
     assert all(not isinstance(e, ReasoningDelta) for e in events[first_answer:])
-    assert isinstance(events[-2], TurnEnded) and events[-2].reason == "return"
+    assert isinstance(events[-1], TurnEnded) and events[-1].reason == "return"
     stats = finished(events).stats
     assert stats.stop_reason == "return"
     assert 4 <= stats.reasoning_tokens <= len("The user says hi")
@@ -49,25 +52,27 @@ def test_steered_reply_streams_reasoning_then_answer_and_stops_on_return(backend
 
 
 def test_token_limit_stops_the_reply(backend) -> None:
-    settings = GenerationSettings(max_tokens=7, seed=3, logit_bias=never_stop(backend))
-    events = list(backend.stream(chat("count"), settings))
+    settings = GenerationSettings(max_tokens=7, seed=3)
+    options = LlamaOptions(logit_bias=never_stop(backend))
+    events = ran(backend.stream(chat("count"), settings, options=options))
     stats = finished(events).stats
     assert (stats.generated_tokens, stats.stop_reason) == (7, "length")
-    assert events[-2] == TurnEnded("truncated")
+    assert events[-1] == TurnEnded("truncated")
 
 
 def test_cancel_between_tokens(backend) -> None:
     cancel = threading.Event()
-    settings = GenerationSettings(max_tokens=500, seed=4, logit_bias=never_stop(backend))
-    items = []
-    for item in backend.stream(chat("go on"), settings, cancel):
-        items.append(item)
+    settings = GenerationSettings(max_tokens=500, seed=4)
+    options = LlamaOptions(logit_bias=never_stop(backend))
+    reply = backend.stream(chat("go on"), settings, cancel, options)
+    for _item in reply:
         cancel.set()  # as a UI would on Esc, after the first event
-    stats = finished(items).stats
+    stats = reply.stats
+    assert stats is not None
     assert stats.stop_reason == "cancelled" and stats.generated_tokens < 500
     cancel_first = threading.Event()
     cancel_first.set()
-    events = list(backend.stream(chat("never"), GenerationSettings(), cancel_first))
+    events = ran(backend.stream(chat("never"), GenerationSettings(), cancel_first))
     assert finished(events).stats.stop_reason == "cancelled"
     assert finished(events).stats.generated_tokens == 0
 
@@ -75,9 +80,9 @@ def test_cancel_between_tokens(backend) -> None:
 def test_second_turn_evaluates_only_the_new_tokens(backend) -> None:
     backend.cache.clear()
     first, second = chat("hi"), chat("hi", "and again", reply=("The user says hi", "Hello there"))
-    one = finished(list(backend.stream(first, steered(backend)))).stats
+    one = finished(ran(backend.stream(first, SEEDED, options=steered(backend)))).stats
     assert one.cached_tokens == 0 and one.evaluated_tokens == one.prompt_tokens
-    two = finished(list(backend.stream(second, steered(backend)))).stats
+    two = finished(ran(backend.stream(second, SEEDED, options=steered(backend)))).stats
     p1, p2 = prompt_tokens(backend, first), prompt_tokens(backend, second)
     # Everything up to the first reply's <|channel|> is reused; its analysis was dropped.
     assert two.cached_tokens == len(p1) + 1
@@ -87,8 +92,8 @@ def test_second_turn_evaluates_only_the_new_tokens(backend) -> None:
 
 def test_regenerating_the_same_prompt_reuses_all_but_its_last_token(backend) -> None:
     conversation = chat("same question")
-    list(backend.stream(conversation, steered(backend)))
-    again = finished(list(backend.stream(conversation, steered(backend)))).stats
+    ran(backend.stream(conversation, SEEDED, options=steered(backend)))
+    again = finished(ran(backend.stream(conversation, SEEDED, options=steered(backend)))).stats
     assert (again.cached_tokens, again.evaluated_tokens) == (again.prompt_tokens - 1, 1)
 
 
@@ -98,17 +103,18 @@ def test_reuse_after_the_window_layers_forgot_restores_a_checkpoint(tiny_gguf: P
     batches = {"n_batch": 32, "n_ubatch": 32}  # the same batching gives bit-identical results
     with open_tiny(tiny_gguf, **batches) as reused, open_tiny(tiny_gguf, **batches) as fresh:
         first = chat("tell me a long story")
-        endless = GenerationSettings(max_tokens=400, seed=5, logit_bias=never_stop(reused))
-        long_reply = finished(list(reused.stream(first, endless)))
+        endless = GenerationSettings(max_tokens=400, seed=5)
+        forever = LlamaOptions(logit_bias=never_stop(reused))
+        long_reply = finished(ran(reused.stream(first, endless, options=forever)))
         assert long_reply.stats.generated_tokens == 400
         second = chat("tell me a long story", "shorter", reply=("", "Once upon a time."))
         greedy_one = GenerationSettings(temperature=0, max_tokens=1)
-        stats = finished(list(reused.stream(second, greedy_one))).stats
+        stats = finished(ran(reused.stream(second, greedy_one))).stats
         assert stats.cached_tokens == len(prompt_tokens(reused, first))
-        finished(list(fresh.stream(second, greedy_one)))
+        finished(ran(fresh.stream(second, greedy_one)))
         np.testing.assert_array_equal(last_logits(reused), last_logits(fresh))
         other = chat("tell me a long story", "longer", reply=("", "Once upon a time."))
-        finished(list(fresh.stream(other, greedy_one)))
+        finished(ran(fresh.stream(other, greedy_one)))
         assert np.abs(last_logits(reused) - last_logits(fresh)).max() > 0.1
 
 
@@ -147,7 +153,7 @@ def test_a_conversation_larger_than_the_context_is_a_clear_error(tiny_gguf: Path
         open_tiny(tiny_gguf, context=256) as small,
         pytest.raises(BackendError, match="more than the 256-token context") as caught,
     ):
-        list(small.stream(chat("word " * 400), GenerationSettings()))
+        ran(small.stream(chat("word " * 400), GenerationSettings()))
     assert caught.value.kind == "context_full" and "new chat" in str(caught.value)
 
 
@@ -186,12 +192,12 @@ def test_steered_tool_call_is_parsed_and_stops_on_call(backend) -> None:
         '"{\\"city\\": \\"Oslo\\"}"'
     )
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ("<|return|>", "<|endoftext|>"))
-    settings = GenerationSettings(grammar=grammar, logit_bias=ban, seed=1)
-    events = list(backend.stream(chat("weather in Oslo?"), settings))
+    options = LlamaOptions(grammar=grammar, logit_bias=ban)
+    events = ran(backend.stream(chat("weather in Oslo?"), SEEDED, options=options))
     calls = [e for e in events if isinstance(e, ToolCall)]
     assert calls == [ToolCall("get_weather", {"city": "Oslo"}, '{"city": "Oslo"}')]
     assert text_of(events, ReasoningDelta) == "Need weather" and text_of(events, AnswerDelta) == ""
-    assert events[-2] == TurnEnded("call") and finished(events).stats.stop_reason == "call"
+    assert events[-1] == TurnEnded("call") and finished(events).stats.stop_reason == "call"
 
 
 def test_load_errors_name_the_cause_and_the_fix() -> None:
@@ -216,14 +222,11 @@ def test_load_errors_name_the_cause_and_the_fix() -> None:
 
 def test_backend_sampling_picks_the_same_greedy_tokens(backend, tmp_path: Path) -> None:
     def greedy(on_backend: bool) -> str:
-        settings = GenerationSettings(
-            temperature=0,
-            max_tokens=40,
-            backend_sampling=on_backend,
-            logit_bias=never_stop(backend),
-        )
+        settings = GenerationSettings(temperature=0, max_tokens=40)
+        options = LlamaOptions(backend_sampling=on_backend, logit_bias=never_stop(backend))
         backend.cache.clear()
-        return "".join(getattr(e, "text", "") for e in backend.stream(chat("hello"), settings))
+        reply = backend.stream(chat("hello"), settings, options=options)
+        return "".join(getattr(e, "text", "") for e in reply)
 
     assert greedy(True) == greedy(False) != ""
 
@@ -231,20 +234,18 @@ def test_backend_sampling_picks_the_same_greedy_tokens(backend, tmp_path: Path) 
 def test_a_chain_on_the_backend_is_kept_between_replies_and_reset(backend) -> None:
     """Re-attaching costs llama.cpp a graph reservation, so one attached chain serves every
     reply with the same settings; reset, it gives the same tokens for the same seed."""
-    settings = GenerationSettings(
-        temperature=1.0, seed=7, max_tokens=30, backend_sampling=True,
-        logit_bias=never_stop(backend),
-    )  # fmt: skip
+    settings = GenerationSettings(temperature=1.0, seed=7, max_tokens=30)
+    on_gpu = LlamaOptions(backend_sampling=True, logit_bias=never_stop(backend))
 
-    def sampled(s: GenerationSettings) -> str:
+    def sampled(s: GenerationSettings, o: LlamaOptions) -> str:
         backend.cache.clear()
-        return "".join(getattr(e, "text", "") for e in backend.stream(chat("hello"), s))
+        return "".join(getattr(e, "text", "") for e in backend.stream(chat("hello"), s, options=o))
 
-    first = sampled(settings)
+    first = sampled(settings, on_gpu)
     kept = backend._samplers._kept
     assert kept is not None and kept[1].attached  # the CPU backend samples in-graph too
-    assert sampled(replace(settings, max_tokens=30)) == first != ""
+    assert sampled(replace(settings, max_tokens=30), on_gpu) == first != ""
     assert backend._samplers._kept[1] is kept[1]
-    sampled(replace(settings, backend_sampling=False))  # a CPU chain: the kept one is let go
+    sampled(settings, replace(on_gpu, backend_sampling=False))  # a CPU chain: kept one let go
     assert backend._samplers._kept is None
-    assert sampled(settings) == first
+    assert sampled(settings, on_gpu) == first

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from engine_helpers import chat, finished, open_tiny
+from engine_helpers import chat, finished, open_tiny, ran
 
 from gptoss_local.backends.base import GenerationSettings
+from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta, TurnEnded
 from gptoss_local.harmony import parse_completion
 
@@ -56,11 +57,11 @@ def test_spelled_end_stays_text_and_the_real_end_closes_the_message(backend) -> 
     )
     bans = tuple((backend.tokenize(t)[0], float("-inf")) for t in STOPS[1:])
     for seed in range(3):
-        settings = GenerationSettings(grammar=grammar, logit_bias=bans, seed=seed)
-        events = list(backend.stream(chat("hi"), settings))
+        options = LlamaOptions(grammar=grammar, logit_bias=bans)
+        events = ran(backend.stream(chat("hi"), GenerationSettings(seed=seed), options=options))
         assert text_of(events, ReasoningDelta) == "x<|end|>y"
         assert text_of(events, AnswerDelta) == "ok <|return|> <|start|>assistant"
-        assert events[-2] == TurnEnded("return")
+        assert events[-1] == TurnEnded("return")
         stats = finished(events).stats
         assert stats.stop_reason == "return"
         assert stats.reasoning_tokens >= len("x<|end|>y") // 2  # the spelled marker counts

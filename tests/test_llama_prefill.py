@@ -6,9 +6,20 @@ import threading
 from pathlib import Path
 
 import numpy as np
-from engine_helpers import DATE, chat, finished, last_logits, open_tiny, prompt_tokens, steered
+from engine_helpers import (
+    DATE,
+    SEEDED,
+    chat,
+    finished,
+    last_logits,
+    open_tiny,
+    prompt_tokens,
+    ran,
+    steered,
+)
 
 from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.harmony import Message, render_next_turn_prefix
 
 BATCHES = {"n_batch": 32, "n_ubatch": 32}  # the same batching gives bit-identical results
@@ -27,10 +38,10 @@ def test_a_prefilled_new_chat_evaluates_only_the_users_message(tiny_gguf: Path) 
         evaluated = warmed.prefill(empty, GREEDY_ONE)
         assert evaluated == len(prefix_tokens(warmed, empty)) > 20  # the system message
         first = chat("what is the capital of France?")
-        stats = finished(list(warmed.stream(first, GREEDY_ONE))).stats
+        stats = finished(ran(warmed.stream(first, GREEDY_ONE))).stats
         assert stats.cached_tokens == evaluated
         assert stats.evaluated_tokens == len(prompt_tokens(warmed, first)) - evaluated
-        finished(list(cold.stream(first, GREEDY_ONE)))
+        finished(ran(cold.stream(first, GREEDY_ONE)))
         np.testing.assert_array_equal(last_logits(warmed), last_logits(cold))
 
 
@@ -38,16 +49,16 @@ def test_after_a_reply_prefill_redoes_the_turn_without_its_reasoning(tiny_gguf: 
     """The next prompt drops the last reply's analysis, so the tokens after it must be
     evaluated again: prefill does that while the user types, and the reply starts from there."""
     with open_tiny(tiny_gguf, **BATCHES) as warmed, open_tiny(tiny_gguf, **BATCHES) as cold:
-        list(warmed.stream(chat("hi"), steered(warmed)))
+        ran(warmed.stream(chat("hi"), SEEDED, options=steered(warmed)))
         so_far = chat("hi", reply=("The user says hi", "Hello there"))
         evaluated = warmed.prefill(so_far, GREEDY_ONE)
         known = prefix_tokens(warmed, so_far)
         assert 0 < evaluated < len(known)  # the system message and "hi" were reused
         assert warmed.cache.tokens == known
         nxt = chat("hi", "and again", reply=("The user says hi", "Hello there"))
-        stats = finished(list(warmed.stream(nxt, GREEDY_ONE))).stats
+        stats = finished(ran(warmed.stream(nxt, GREEDY_ONE))).stats
         assert stats.cached_tokens == len(known)
-        finished(list(cold.stream(nxt, GREEDY_ONE)))
+        finished(ran(cold.stream(nxt, GREEDY_ONE)))
         np.testing.assert_array_equal(last_logits(warmed), last_logits(cold))
 
 
@@ -69,10 +80,10 @@ def test_prefill_uses_the_effort_and_instructions_of_the_next_turn(tiny_gguf: Pa
     with open_tiny(tiny_gguf) as backend:
         evaluated = backend.prefill(Conversation((), told, current_date=DATE), high)
         first = Conversation((Message("user", "hi"),), told, current_date=DATE)
-        stats = finished(list(backend.stream(first, high))).stats
+        stats = finished(ran(backend.stream(first, high))).stats
         assert stats.cached_tokens == evaluated  # all of it: "Reasoning: high" and the text
         medium = GenerationSettings(effort="medium", temperature=0, max_tokens=1)
-        stats = finished(list(backend.stream(first, medium))).stats
+        stats = finished(ran(backend.stream(first, medium))).stats
         assert stats.cached_tokens < evaluated  # another effort is another system message
 
 
@@ -140,14 +151,15 @@ def test_regenerating_after_a_prefill_gives_what_a_fresh_model_gives(tiny_gguf: 
 
     with open_tiny(tiny_gguf, **BATCHES) as warmed, open_tiny(tiny_gguf, **BATCHES) as fresh:
         first = chat("tell me a long story")
-        endless = GenerationSettings(max_tokens=300, seed=5, logit_bias=never_stop(warmed))
+        endless = GenerationSettings(max_tokens=300, seed=5)
+        forever = LlamaOptions(logit_bias=never_stop(warmed))
         story = "".join(
-            e.text for e in warmed.stream(first, endless) if hasattr(e, "text")
+            e.text for e in warmed.stream(first, endless, options=forever) if hasattr(e, "text")
         )  # reasoning and answer, as the app would save them
         warmed.prefill(chat("tell me a long story", reply=("", story[-200:])), GREEDY_ONE)
-        again = finished(list(warmed.stream(first, GREEDY_ONE))).stats
+        again = finished(ran(warmed.stream(first, GREEDY_ONE))).stats
         assert again.cached_tokens == again.prompt_tokens - 1
-        finished(list(fresh.stream(first, GREEDY_ONE)))
+        finished(ran(fresh.stream(first, GREEDY_ONE)))
         np.testing.assert_array_equal(last_logits(warmed), last_logits(fresh))
 
 
@@ -165,7 +177,7 @@ def test_a_cancelled_prefill_leaves_what_newer_work_cached(tiny_gguf: Path) -> N
         assert backend.prefill(conversation, low, superseded) == 0
         assert backend.cache.tokens == before
         nxt = Conversation((*conversation.messages, Message("user", "and?")), current_date=DATE)
-        assert finished(list(backend.stream(nxt, high))).stats.cached_tokens == filled
+        assert finished(ran(backend.stream(nxt, high))).stats.cached_tokens == filled
 
 
 def test_every_native_tokenize_holds_the_lock_close_takes(tiny_gguf: Path, monkeypatch) -> None:
@@ -183,7 +195,7 @@ def test_every_native_tokenize_holds_the_lock_close_takes(tiny_gguf: Path, monke
 
         monkeypatch.setattr(llama_native, "tokenize", spy)
         backend.prefill(chat("hi"), GREEDY_ONE)
-        finished(list(backend.stream(chat("hi"), GREEDY_ONE)))
+        finished(ran(backend.stream(chat("hi"), GREEDY_ONE)))
         backend.tokenize("hello")
         assert len(held) >= 3 and all(held)
 

@@ -15,7 +15,7 @@ import pytest
 from engine_helpers import DATE, chat
 from fake_ollama.helpers import gone, install
 
-from gptoss_local.backends.base import BackendError, Conversation, Finished, GenerationSettings
+from gptoss_local.backends.base import BackendError, Conversation, GenerationSettings
 from gptoss_local.backends.ollama import OllamaBackend, describe_placement
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.backends.ollama_messages import options
@@ -41,14 +41,12 @@ def _open(notices: list[str] | None = None, model: str = "gpt-oss:20b") -> Ollam
 
 def test_thinking_and_content_stream_as_our_events_with_stats(record: Path) -> None:
     with _open() as backend:
-        items = list(backend.stream(chat("hi"), GenerationSettings(effort="high", seed=3)))
+        items, stats = backend.stream(chat("hi"), GenerationSettings(effort="high", seed=3)).drain()
         placement = backend.placement()
-    events, done = merge_events(items[:-1]), items[-1]
+    events = merge_events(items)
     assert events == [
         ReasoningDelta("The user says hi"), AnswerDelta("Hello there"), TurnEnded("return"),
     ]  # fmt: skip
-    assert isinstance(done, Finished)
-    stats = done.stats
     assert stats.stop_reason == "return" and stats.generated_tokens > 0
     assert stats.prompt_tokens > 0 and stats.decode_tokens_per_second
     assert stats.ttft_seconds is not None and stats.context_size == 4096
@@ -88,7 +86,7 @@ def test_a_daemon_dying_mid_stream_marks_the_reply_partial_and_is_restarted(
         assert any("crashed" in n and "restarting" in n for n in notices)
         assert gone(first_pid) and backend.daemon.process is not None
         assert backend.daemon.process.pid != first_pid
-        again = merge_events(list(backend.stream(chat("hi"), GenerationSettings()))[:-1])
+        again = merge_events(list(backend.stream(chat("hi"), GenerationSettings())))
         assert again[-1] == TurnEnded("return")
 
 
@@ -96,12 +94,13 @@ def test_cancel_between_chunks_ends_the_turn(record: Path) -> None:
     cancel = threading.Event()
     with _open() as backend:
         items = []
-        for item in backend.stream(chat("hi"), GenerationSettings(), cancel):
+        reply = backend.stream(chat("hi"), GenerationSettings(), cancel)
+        for item in reply:
             items.append(item)
             cancel.set()
-    assert items[-2] == TurnEnded("truncated")
-    assert isinstance(items[-1], Finished) and items[-1].stats.stop_reason == "cancelled"
-    assert len(items) == 3
+    assert items[-1] == TurnEnded("truncated")
+    assert reply.stats is not None and reply.stats.stop_reason == "cancelled"
+    assert len(items) == 2
 
 
 def test_an_unknown_tag_is_a_clear_error(record: Path) -> None:
@@ -140,7 +139,7 @@ WEATHER = Tool("get_weather", "Weather in a city", {
 def test_a_tool_call_and_its_result_round_trip(record: Path) -> None:
     asked = Conversation(chat("weather in Tokyo?").messages, tools=(WEATHER,), current_date=DATE)
     with _open() as backend:
-        first = merge_events(list(backend.stream(asked, GenerationSettings()))[:-1])
+        first = merge_events(list(backend.stream(asked, GenerationSettings())))
         assert first[0] == ReasoningDelta("Need the weather")
         assert first[1:] == [
             ToolCall("get_weather", {"city": "Tokyo"}, '{"city": "Tokyo"}'), TurnEnded("call"),
@@ -155,7 +154,7 @@ def test_a_tool_call_and_its_result_round_trip(record: Path) -> None:
             tools=(WEATHER,),
             instructions="Be brief.",
         )
-        second = merge_events(list(backend.stream(answered, GenerationSettings()))[:-1])
+        second = merge_events(list(backend.stream(answered, GenerationSettings())))
     assert second[-2:] == [AnswerDelta("Hello there"), TurnEnded("return")]
     sent = json.loads(record.read_text())
     assert sent["messages"] == [

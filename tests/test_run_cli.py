@@ -13,7 +13,7 @@ from pathlib import Path
 
 from engine_helpers import DATE
 
-from gptoss_local.backends.base import Finished, Stats
+from gptoss_local.backends.base import Stats
 from gptoss_local.commands.run import _JsonWriter
 from gptoss_local.events import ToolCall
 from gptoss_local.harmony import Message, Tool, render_prompt
@@ -120,7 +120,7 @@ def test_json_writer_shapes() -> None:
     writer = _JsonWriter(out)
     writer.event(ToolCall("get_weather", {"city": "Oslo"}, '{"city": "Oslo"}'))
     writer.event(ToolCall("get_weather", {}, '{"city": ', error="unterminated JSON"))
-    writer.event(Finished(Stats(generated_tokens=3)))
+    writer.done(Stats(generated_tokens=3))
     first, second, last = json_lines(out.getvalue())
     assert first == {"type": "tool_call", "name": "get_weather", "arguments": {"city": "Oslo"}}
     assert second["error"] == "unterminated JSON" and second["raw"] == '{"city": '

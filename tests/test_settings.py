@@ -19,7 +19,6 @@ def test_home_override_relocates_everything(isolated_home: Path) -> None:
         paths.data_dir(),
         paths.models_dir(),
         paths.logs_dir(),
-        paths.cache_dir(),
     ):
         assert isolated_home in folder.parents
     assert paths.settings_file().parent == paths.config_dir()

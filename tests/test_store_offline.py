@@ -19,7 +19,7 @@ from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
 from gptoss_local import catalog
 from gptoss_local.cli import main
 from gptoss_local.store.errors import OfflineError
-from gptoss_local.store.offline import is_offline, offline_reason
+from gptoss_local.store.offline import offline_reason
 from gptoss_local.store.pull import pull_model
 
 # Loaded by every Python started with this folder on PYTHONPATH: records each attempt to reach
@@ -90,7 +90,7 @@ def test_offline_pull_fails_at_once_naming_the_files_and_the_folder(
 
 
 def test_offline_values() -> None:
-    assert not is_offline(env={"HF_HUB_OFFLINE": "0", "GPTOSS_LOCAL_OFFLINE": ""})
+    assert offline_reason(env={"HF_HUB_OFFLINE": "0", "GPTOSS_LOCAL_OFFLINE": ""}) is None
     assert offline_reason(env={"GPTOSS_LOCAL_OFFLINE": " YES "}) == "GPTOSS_LOCAL_OFFLINE=YES"
 
 

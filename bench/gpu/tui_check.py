@@ -59,7 +59,8 @@ async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]
         result["switch_interval"] = sys.getswitchinterval()  # as the running app set it
         backend = app._backend
         ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in END_TOKENS)  # type: ignore[union-attr]
-        app.generation = replace(app.generation, max_tokens=256, logit_bias=ban)
+        app.generation = replace(app.generation, max_tokens=256)
+        backend.options = replace(backend.options, logit_bias=ban)  # type: ignore[union-attr]
         await pilot.pause(2.5)  # one VRAM poll after the load
         for prompt in PROMPTS:
             before = len(app.query(ReplyView))
@@ -78,7 +79,7 @@ async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]
                 "status_bar": str(status.render()),
             })  # fmt: skip
         (out / "tui.svg").write_text(app.export_screenshot(title="gptoss-local on an H200"))
-    result["generation"] = {"backend_sampling": app.generation.backend_sampling}
+    result["generation"] = {"backend_sampling": backend.options.backend_sampling}  # type: ignore[union-attr]
     result["load_reports"] = len(reports)
     result["load_fractions_increasing"] = all(a[1] <= b[1] for a, b in itertools.pairwise(reports))
     result["load_phases"] = sorted({what for _, _, what in reports})

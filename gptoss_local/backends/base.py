@@ -1,22 +1,25 @@
 """The contract every backend keeps, and the types that cross it.
 
-A backend loads one model and streams replies. `stream()` yields the Harmony events of
-`gptoss_local.events` as the model produces them and always ends with one `Finished` carrying the
-stats, also when the reply was cancelled or cut short.
+A backend loads one model and streams replies. `stream()` returns a `Reply`: iterating it gives
+the Harmony events of `gptoss_local.events` as the model produces them, and once it is exhausted
+`Reply.stats` says what the reply cost (also when it was cancelled or cut short). What a
+backend can do beyond that it declares in `capabilities`; options only one engine understands
+(a grammar, logit biases, sampling on the GPU) are that engine's own, not `GenerationSettings`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from gptoss_local.errors import UserError
 from gptoss_local.events import Event
 from gptoss_local.harmony import Message, Tool
-from gptoss_local.kinds import EFFORTS
+from gptoss_local.kinds import EFFORTS, Effort
 
 StopReason = Literal["return", "call", "length", "context_full", "cancelled", "end_of_stream"]
 
@@ -33,29 +36,41 @@ class Conversation:
 
 @dataclass(frozen=True)
 class GenerationSettings:
-    """How to sample. The defaults are gpt-oss's recommended ones (temperature 1, top-p 1).
+    """How to sample, as every backend understands it. The defaults are gpt-oss's recommended
+    ones (temperature 1, top-p 1); temperature 0 means greedy, top_k 0 and top_p 1 switch those
+    stages off. Unknown options are refused (a dataclass takes no others)."""
 
-    temperature 0 means greedy; top_k 0 and top_p 1 switch those stages off.
-    """
-
-    effort: str = "medium"
+    effort: Effort = "medium"
     max_tokens: int | None = None
     temperature: float = 1.0
     top_p: float = 1.0
     top_k: int = 0
     min_p: float = 0.0
     seed: int | None = None
-    grammar: str | None = None  # GBNF constraining the raw output, for structured replies
-    logit_bias: tuple[tuple[int, float], ...] = ()  # (token id, bias); -inf bans a token
-    # Sample inside llama.cpp's compute graph (on the GPU) instead of after it, saving a round
-    # trip per token; llama.cpp calls this experimental. Falls back to the CPU when refused.
-    backend_sampling: bool = False
 
     def __post_init__(self) -> None:
         if self.effort not in EFFORTS:
             raise ValueError(f"effort must be one of {', '.join(EFFORTS)}, not {self.effort!r}")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
+        for name in ("temperature", "top_p", "min_p"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number of at least 0, not {value}")
+        if self.top_k < 0:
+            raise ValueError(f"top_k must be 0 (off) or more, not {self.top_k}")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do besides streaming replies.
+
+    Attributes:
+        prefill: `Backend.prefill` evaluates the next prompt ahead, so a reply starts sooner
+            (an engine that cannot evaluate without answering says False and does nothing).
+    """
+
+    prefill: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,11 +92,36 @@ class Stats:
     context_used: int = 0
 
 
-@dataclass(frozen=True)
-class Finished:
-    """The last item of every stream."""
+class Reply(Iterator[Event]):
+    """One reply: iterating it gives its events as they come; `stats` is set once it ends.
 
-    stats: Stats
+    Backends build it around a generator that yields events and returns the `Stats`, so the
+    figures never travel inside the event stream.
+    """
+
+    def __init__(self, events: Generator[Event, None, Stats]) -> None:
+        self._events = events
+        self.stats: Stats | None = None
+
+    def __iter__(self) -> Reply:
+        return self
+
+    def __next__(self) -> Event:
+        try:
+            return next(self._events)
+        except StopIteration as ended:
+            self.stats = ended.value
+            raise
+
+    def drain(self) -> tuple[list[Event], Stats]:
+        """Run the reply to its end; returns the events not yet taken, and the stats."""
+        events = list(self)
+        assert self.stats is not None  # set by the StopIteration that ended the loop
+        return events, self.stats
+
+    def close(self) -> None:
+        """Stop early (the backend's clean-up runs; `stats` stays None)."""
+        self._events.close()
 
 
 @dataclass(frozen=True)
@@ -139,13 +179,15 @@ class Backend(Protocol):
         """What is loaded."""
         ...
 
+    capabilities: Capabilities
+
     def stream(
         self,
         conversation: Conversation,
         settings: GenerationSettings,
         cancel: threading.Event | None = None,
-    ) -> Iterator[Event | Finished]:
-        """Yield events for the assistant's next turn, then one `Finished`."""
+    ) -> Reply:
+        """The assistant's next turn: its events, then its stats (see `Reply`)."""
         ...
 
     def prefill(
@@ -157,9 +199,9 @@ class Backend(Protocol):
         """Evaluate ahead of time what the next turn's prompt will start with (the whole
         conversation so far), so the reply to the user's next message starts sooner.
 
-        Called while the user is typing; `cancel` stops it between batches, keeping what was
-        evaluated. Returns the number of tokens evaluated (0 for backends without a cache that
-        can be warmed this way).
+        Called while the user is typing, only when `capabilities.prefill` says it does
+        something; `cancel` stops it between batches, keeping what was evaluated. Returns the
+        number of tokens evaluated.
         """
         ...
 

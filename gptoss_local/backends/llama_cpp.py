@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +16,17 @@ from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import (
     BackendError,
     BackendInfo,
+    Capabilities,
     Conversation,
-    Finished,
     GenerationSettings,
     LoadProgress,
+    Reply,
+    Stats,
     StopReason,
     no_load_progress,
 )
 from gptoss_local.backends.llama_load import LoadSettings, load
+from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.sampling import KeptSampler
 from gptoss_local.backends.token_loop import TokenLoop
@@ -52,7 +55,17 @@ def _harmony_options(conversation: Conversation, settings: GenerationSettings) -
 
 
 class LlamaCppBackend:
-    """One gpt-oss model loaded in this process."""
+    """One gpt-oss model loaded in this process.
+
+    Args:
+        path: The GGUF file (the first shard of a split model).
+        settings: How to load it (placement, context).
+        log_path: Where llama.cpp's own log goes.
+        progress: Load progress; returning False stops the load.
+        options: llama.cpp-only options of every reply, unless a call gives its own.
+    """
+
+    capabilities = Capabilities(prefill=True)
 
     def __init__(
         self,
@@ -60,10 +73,11 @@ class LlamaCppBackend:
         settings: LoadSettings,
         log_path: Path | None = None,
         progress: LoadProgress = no_load_progress,
+        options: LlamaOptions | None = None,
     ) -> None:
-
         self.path = Path(path)
         self.settings = settings
+        self.options = options or LlamaOptions()
         try:
             check_gguf(self.path)
         except GgufError as exc:
@@ -110,8 +124,19 @@ class LlamaCppBackend:
         conversation: Conversation,
         settings: GenerationSettings,
         cancel: threading.Event | None = None,
-    ) -> Iterator[Event | Finished]:
-        """Yield the events of the assistant's next turn, then `Finished` with the stats."""
+        options: LlamaOptions | None = None,
+    ) -> Reply:
+        """The assistant's next turn (see `Backend.stream`); `options` replace the backend's
+        own llama.cpp options for this reply."""
+        return Reply(self._generate(conversation, settings, cancel, options or self.options))
+
+    def _generate(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None,
+        options: LlamaOptions,
+    ) -> Generator[Event, None, Stats]:
         started = time.perf_counter()
         prompt = render_prompt(
             list(conversation.messages), **_harmony_options(conversation, settings)
@@ -130,9 +155,11 @@ class LlamaCppBackend:
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, context_size, cancel
             )
-            sampler = self._samplers.get(self._native.vocab, settings, self._native.context)
+            sampler = self._samplers.get(
+                self._native.vocab, settings, options, self._native.context
+            )
             try:
-                yield from loop.run(tokens, sampler, settings.max_tokens, started)
+                return (yield from loop.run(tokens, sampler, settings.max_tokens, started))
             finally:
                 self._samplers.release(sampler)
 
@@ -141,6 +168,7 @@ class LlamaCppBackend:
         conversation: Conversation,
         settings: GenerationSettings,
         cancel: threading.Event | None = None,
+        options: LlamaOptions | None = None,
     ) -> int:
         """Evaluate the next turn's known start into the KV cache (see `Backend.prefill`).
 
@@ -160,7 +188,9 @@ class LlamaCppBackend:
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, self.settings.context, cancel
             )
-            sampler = self._samplers.get(self._native.vocab, settings, self._native.context)
+            sampler = self._samplers.get(
+                self._native.vocab, settings, options or self.options, self._native.context
+            )
             try:
                 return loop.prefill(tokens)
             finally:

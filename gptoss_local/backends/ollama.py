@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any, Literal
 
 from gptoss_local.backends.base import (
     BackendError,
     BackendInfo,
+    Capabilities,
     Conversation,
-    Finished,
     GenerationSettings,
+    Reply,
     Stats,
 )
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
@@ -37,6 +38,10 @@ class OllamaBackend:
         context: options.num_ctx for every request (the plan's context).
         keep_alive: How long Ollama keeps the model loaded after a reply ("5m", "-1" forever).
     """
+
+    # No prefill: Ollama's API cannot evaluate a prompt without answering it, and the daemon
+    # keeps its own prompt cache between requests.
+    capabilities = Capabilities(prefill=False)
 
     def __init__(
         self, daemon: OllamaDaemon, model: str, context: int = 8192, keep_alive: str = "10m"
@@ -65,9 +70,16 @@ class OllamaBackend:
         conversation: Conversation,
         settings: GenerationSettings,
         cancel: threading.Event | None = None,
-    ) -> Iterator[Event | Finished]:
-        """Yield events for the assistant's next turn, then one `Finished`."""
+    ) -> Reply:
+        """The assistant's next turn (see `Backend.stream`)."""
+        return Reply(self._generate(conversation, settings, cancel))
 
+    def _generate(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None,
+    ) -> Generator[Event, None, Stats]:
         request = chat_request(conversation, settings, self.context)
         started, first, cancelled = time.monotonic(), None, False
         final: Any = None
@@ -100,7 +112,7 @@ class OllamaBackend:
         ttft = first - started if first is not None else None
         end: Literal["call", "return"] = "call" if called else "return"
         yield TurnEnded("truncated" if cancelled else end)
-        yield Finished(self._stats(final, ttft, "cancelled" if cancelled else end))
+        return self._stats(final, ttft, "cancelled" if cancelled else end)
 
     def prefill(
         self,
@@ -108,8 +120,7 @@ class OllamaBackend:
         settings: GenerationSettings,
         cancel: threading.Event | None = None,
     ) -> int:
-        """Nothing to do: Ollama's API cannot evaluate a prompt without answering it, and the
-        daemon keeps its own prompt cache between requests."""
+        """Nothing to do (`capabilities.prefill` is False)."""
         return 0
 
     def _broken(self, exc: BaseException | None) -> Iterator[Event]:

@@ -1,4 +1,5 @@
-"""A native llama.cpp sampler chain built from `GenerationSettings`, skipping no-op stages.
+"""A native llama.cpp sampler chain built from `GenerationSettings` and `LlamaOptions`, skipping
+no-op stages.
 
 Stages that change nothing still cost time over gpt-oss's 201k-token vocabulary: top-p 1.0 sorts
 every candidate, so it (and top-k 0, min-p 0, temperature 1) is left out of the chain.
@@ -10,23 +11,31 @@ from typing import Any
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings
+from gptoss_local.backends.llama_options import LlamaOptions
 
 
 class Sampler:
     """Owns one `llama_sampler` chain; `sample()` picks and accepts the next token.
 
-    With `settings.backend_sampling` the chain is attached to the context, so llama.cpp samples
+    With `options.backend_sampling` the chain is attached to the context, so llama.cpp samples
     as part of each decode and `sample()` only reads the token back.
     """
 
-    def __init__(self, vocab: Any, settings: GenerationSettings, context: Any = None) -> None:
+    def __init__(
+        self,
+        vocab: Any,
+        settings: GenerationSettings,
+        options: LlamaOptions | None = None,
+        context: Any = None,
+    ) -> None:
+        options = options or LlamaOptions()
         bindings = native.lib()
         params = bindings.llama_sampler_chain_default_params()
         params.no_perf = True
         self._chain = bindings.llama_sampler_chain_init(params)
         self.stages: list[str] = []
         try:
-            for name, stage in _stages(bindings, vocab, settings):
+            for name, stage in _stages(bindings, vocab, settings, options):
                 if not stage:
                     raise BackendError(f"llama.cpp refused the sampler stage {name}")
                 bindings.llama_sampler_chain_add(self._chain, stage)
@@ -36,7 +45,7 @@ class Sampler:
             raise
         self._sample = bindings.llama_sampler_sample
         self._attached_to = None
-        on_backend = settings.backend_sampling and context is not None
+        on_backend = options.backend_sampling and context is not None
         if on_backend and bindings.llama_set_sampler(context, 0, self._chain):
             self._attached_to = context
             self.stages.append("on-backend")
@@ -75,15 +84,17 @@ class KeptSampler:
     def __init__(self) -> None:
         self._kept: tuple[tuple[object, ...], Sampler] | None = None
 
-    def get(self, vocab: Any, settings: GenerationSettings, context: Any) -> Sampler:
-        """A chain for `settings`: the kept one when it matches, else a new one."""
-        key = _key(settings)
+    def get(
+        self, vocab: Any, settings: GenerationSettings, options: LlamaOptions, context: Any
+    ) -> Sampler:
+        """A chain for `settings` and `options`: the kept one when it matches, else a new one."""
+        key = _key(settings, options)
         if self._kept is not None and self._kept[0] == key:
             sampler = self._kept[1]
             sampler.reset()
             return sampler
         self.drop()
-        sampler = Sampler(vocab, settings, context)
+        sampler = Sampler(vocab, settings, options, context)
         if sampler.attached:
             self._kept = (key, sampler)
         return sampler
@@ -100,23 +111,24 @@ class KeptSampler:
             self._kept = None
 
 
-def _key(s: GenerationSettings) -> tuple[object, ...]:
+def _key(s: GenerationSettings, o: LlamaOptions) -> tuple[object, ...]:
     """What decides a chain's stages (effort and token limits do not)."""
-    return (s.temperature, s.top_k, s.top_p, s.min_p, s.seed, s.grammar, s.logit_bias,
-            s.backend_sampling)  # fmt: skip
+    return (s.temperature, s.top_k, s.top_p, s.min_p, s.seed, o)
 
 
-def _stages(bindings: Any, vocab: Any, s: GenerationSettings) -> list[tuple[str, Any]]:
+def _stages(
+    bindings: Any, vocab: Any, s: GenerationSettings, o: LlamaOptions
+) -> list[tuple[str, Any]]:
     stages: list[tuple[str, Any]] = []
-    if s.logit_bias:
-        biases = (bindings.llama_logit_bias * len(s.logit_bias))(*s.logit_bias)
+    if o.logit_bias:
+        biases = (bindings.llama_logit_bias * len(o.logit_bias))(*o.logit_bias)
         n_vocab = bindings.llama_vocab_n_tokens(vocab)
         stages.append(
             ("logit_bias", bindings.llama_sampler_init_logit_bias(n_vocab, len(biases), biases))
         )
-    if s.grammar:
+    if o.grammar:
         stages.append(
-            ("grammar", bindings.llama_sampler_init_grammar(vocab, s.grammar.encode(), b"root"))
+            ("grammar", bindings.llama_sampler_init_grammar(vocab, o.grammar.encode(), b"root"))
         )
     if s.temperature <= 0:
         return [*stages, ("greedy", bindings.llama_sampler_init_greedy())]

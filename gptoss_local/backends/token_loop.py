@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import Any
 
 from gptoss_local.backends import llama_native as native
-from gptoss_local.backends.base import BackendError, Finished, Stats, StopReason
+from gptoss_local.backends.base import BackendError, Stats, StopReason
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.sampling import Sampler
 from gptoss_local.events import Event
@@ -44,13 +44,12 @@ class TokenLoop:
 
     def run(
         self, prompt: list[int], sampler: Sampler, max_tokens: int | None, started: float
-    ) -> Iterator[Event | Finished]:
-        """Yield the reply's events, then `Finished`."""
+    ) -> Generator[Event, None, Stats]:
+        """Yield the reply's events; return its stats."""
         cached = self._cache.prepare(prompt)
         self._evaluate(prompt[cached:])
         if self._cancel.is_set():
-            yield Finished(self._stats(prompt, cached, started, "cancelled", [], {}, None))
-            return
+            return self._stats(prompt, cached, started, "cancelled", [], {}, None)
         self._cache.save_checkpoint()
         prefill_done = time.perf_counter()
         counts = {"reasoning": 0, "answer": 0}
@@ -92,7 +91,7 @@ class TokenLoop:
             self._cache.tokens.append(token)
         yield from parser.finish()
         timing = (prefill_done, first, last) if first else None
-        yield Finished(self._stats(prompt, cached, started, reason, generated, counts, timing))
+        return self._stats(prompt, cached, started, reason, generated, counts, timing)
 
     def prefill(self, prefix: list[int]) -> int:
         """Bring the cache to `prefix` without sampling; returns the tokens evaluated.

@@ -7,14 +7,14 @@ import json
 import signal
 import sys
 import threading
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from gptoss_local import config
-from gptoss_local.backends.base import Conversation, Finished
+from gptoss_local.backends.base import Backend, Conversation, GenerationSettings, Stats
 from gptoss_local.errors import WishError
-from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
+from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.harmony import Message, Tool, render_prompt
 from gptoss_local.harmony.schema import check
 from gptoss_local.plan.wishes import wishes_from
@@ -72,13 +72,18 @@ class _LoadNotes:
         return True
 
 
-def _stream(backend: Any, conversation: Any, generation: Any, args: argparse.Namespace) -> int:
-
+def _stream(
+    backend: Backend,
+    conversation: Conversation,
+    generation: GenerationSettings,
+    args: argparse.Namespace,
+) -> int:
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: _interrupt(cancel))
     writer = _JsonWriter(sys.stdout) if args.json else None
     try:
-        for event in backend.stream(conversation, generation, cancel):
+        reply = backend.stream(conversation, generation, cancel)
+        for event in reply:
             if writer:
                 writer.event(event)
             elif isinstance(event, (AnswerDelta, PreambleDelta)):
@@ -88,10 +93,12 @@ def _stream(backend: Any, conversation: Any, generation: Any, args: argparse.Nam
                 _stderr(event.text, end="")
             elif isinstance(event, ToolCall):
                 _stderr(f"\n[tool call] {event.name} {json.dumps(event.arguments)}")
-            elif isinstance(event, Finished) and not args.json:
-                sys.stdout.write("\n")
-                if event.stats.stop_reason == "length":
-                    _stderr("[stopped: --max-tokens reached]")
+        if writer:
+            writer.done(reply.stats)
+        else:
+            sys.stdout.write("\n")
+            if reply.stats is not None and reply.stats.stop_reason == "length":
+                _stderr("[stopped: --max-tokens reached]")
     finally:
         signal.signal(signal.SIGINT, previous)
     return 130 if cancel.is_set() else 0
@@ -109,8 +116,7 @@ class _JsonWriter:
     def __init__(self, out: TextIO) -> None:
         self._out = out
 
-    def event(self, event: Any) -> None:
-
+    def event(self, event: Event) -> None:
         if isinstance(event, ReasoningDelta):
             record: dict[str, Any] = {"type": "reasoning", "text": event.text}
         elif isinstance(event, (AnswerDelta, PreambleDelta)):
@@ -120,12 +126,15 @@ class _JsonWriter:
             record = {"type": "tool_call", "name": event.name, "arguments": event.arguments}
             if event.error:
                 record.update(error=event.error, raw=event.raw)
-        elif isinstance(event, Finished):
-            from dataclasses import asdict
-
-            record = {"type": "done", "stats": asdict(event.stats)}
         else:
             return
+        self._write(record)
+
+    def done(self, stats: Stats | None) -> None:
+        """The last line: what the reply cost."""
+        self._write({"type": "done", "stats": asdict(stats) if stats else None})
+
+    def _write(self, record: dict[str, Any]) -> None:
         self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._out.flush()
 

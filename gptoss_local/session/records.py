@@ -120,13 +120,6 @@ def stats_from_json(text: str | None) -> Stats | None:
     return Stats(**{key: value for key, value in data.items() if key in _STATS_FIELDS})
 
 
-def calls_to_json(calls: list[ToolCall] | tuple[ToolCall, ...]) -> str | None:
-    """The JSON list stored for tool calls (none stays NULL)."""
-    if not calls:
-        return None
-    return json.dumps([call_to_dict(call) for call in calls], ensure_ascii=False)
-
-
 def call_to_dict(call: ToolCall) -> dict[str, Any]:
     """A tool call as a JSON object: name, arguments, raw text and the parse error if any."""
     return {"name": call.name, "arguments": call.arguments, "raw": call.raw, "error": call.error}

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gptoss_local.backends.base import Backend, GenerationSettings, LoadProgress
+from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.ollama import client_for, has_tag, pull_tag
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.catalog import Catalog, ModelSpec
@@ -62,12 +63,13 @@ class Engine:
 def _llama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
     choice = choose_model(catalog, wishes.model_path, plan)
 
-    def open_llama(progress: LoadProgress) -> Backend:
-        return load_planned(catalog, choice, plan, progress)
-
     # Sampling inside the GPU graph: measured 306 vs 193 t/s at gpt-oss's defaults on an H200.
-    on_gpu = plan.gpu_layers != 0 and not wishes.cpu_sampling
-    generation = GenerationSettings(effort=wishes.effort, backend_sampling=on_gpu)
+    options = LlamaOptions(backend_sampling=plan.gpu_layers != 0 and not wishes.cpu_sampling)
+
+    def open_llama(progress: LoadProgress) -> Backend:
+        return load_planned(catalog, choice, plan, progress, options)
+
+    generation = GenerationSettings(effort=wishes.effort)
     return Ready(choice.spec.name, open_llama, generation, plan.warnings)
 
 
@@ -75,8 +77,8 @@ def _ollama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
     if plan.model is None:
         raise WishError("no model fits this machine:\n" + "\n".join(plan.warnings))
     tag = catalog.model(plan.model).ollama_tag
-    generation = GenerationSettings(effort=wishes.effort)
-    return Ready(tag, ollama_opener(tag, plan.context), generation, plan.warnings)
+    opener: Opener = ollama_opener(tag, plan.context)
+    return Ready(tag, opener, GenerationSettings(effort=wishes.effort), plan.warnings)
 
 
 def _pull_into_models_folder(

@@ -11,6 +11,7 @@ from gptoss_local import paths
 from gptoss_local.backends.base import BackendError, LoadProgress, no_load_progress
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.ollama import OllamaBackend
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.catalog import Catalog, ModelSpec
@@ -52,15 +53,19 @@ def choose_model(cat: Catalog, model_path: Path | None, plan: Plan | None) -> Mo
 
 
 def load_planned(
-    cat: Catalog, choice: ModelChoice, the_plan: Plan, progress: LoadProgress = no_load_progress
+    cat: Catalog,
+    choice: ModelChoice,
+    the_plan: Plan,
+    progress: LoadProgress = no_load_progress,
+    options: LlamaOptions | None = None,
 ) -> LlamaCppBackend:
-    """Load `choice` into llama.cpp as `the_plan` says; an out-of-memory failure gets a hint
-    with a plan that fits the memory free now."""
+    """Load `choice` into llama.cpp as `the_plan` says, with `options` for its replies; an
+    out-of-memory failure gets a hint with a plan that fits the memory free now."""
 
     log_dir = paths.ensure_dir(paths.logs_dir())
     try:
         return LlamaCppBackend(
-            choice.path, LoadSettings.from_plan(the_plan), log_dir / "llama.log", progress
+            choice.path, LoadSettings.from_plan(the_plan), log_dir / "llama.log", progress, options
         )
     except BackendError as exc:
         if exc.kind == "out_of_memory":

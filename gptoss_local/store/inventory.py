@@ -13,8 +13,6 @@ from gptoss_local.catalog import Catalog, ModelFile, ModelSpec
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.records import recorded_gguf_problem, recorded_sha256
 
-STATES = ("absent", "partial", "present", "verified", "corrupt")
-
 
 @dataclass(frozen=True)
 class FileState:

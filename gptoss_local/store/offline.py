@@ -19,8 +19,3 @@ def offline_reason(flag: bool = False, env: Mapping[str, str] | None = None) -> 
         if environ.get(name, "").strip().lower() in _TRUE:
             return f"{name}={environ[name].strip()}"
     return None
-
-
-def is_offline(flag: bool = False, env: Mapping[str, str] | None = None) -> bool:
-    """True when `--offline` was given or an offline variable is set to 1/true/yes/on."""
-    return offline_reason(flag, env) is not None

@@ -7,8 +7,6 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-PHASES = ("check", "download", "copy", "verify")
-
 
 @dataclass(frozen=True)
 class Progress:

@@ -69,8 +69,3 @@ def recorded_gguf_problem(fp: FilePaths) -> str | None:
     """Why the GGUF check refused `fp.final` when it was last checked, if it did."""
     problem = (_record(fp) or {}).get("gguf_problem")
     return problem if isinstance(problem, str) else None
-
-
-def forget(fp: FilePaths) -> None:
-    """Remove the record (the file is gone or about to change)."""
-    fp.record.unlink(missing_ok=True)

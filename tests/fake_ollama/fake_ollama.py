@@ -74,18 +74,21 @@ CALL_GRAMMAR = (
 )
 
 
-def _settings(backend: Any, request: dict[str, Any], effort: str) -> Any:
+def _settings(backend: Any, request: dict[str, Any], effort: str) -> tuple[Any, Any]:
+    """The generation settings and the llama.cpp options that steer the tiny model's reply."""
     from dataclasses import replace
 
     from engine_helpers import steered
 
-    settings = steered(backend, effort=effort)
+    from gptoss_local.backends.base import GenerationSettings
+
+    settings, options = GenerationSettings(effort=effort, seed=1), steered(backend)
     tools, messages = request.get("tools") or (), request.get("messages") or [{}]
     if not tools or messages[-1].get("role") == "tool":
-        return settings
+        return settings, options
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ("<|return|>", "<|endoftext|>"))
     grammar = CALL_GRAMMAR.replace("NAME", tools[0]["function"]["name"])
-    return replace(settings, grammar=grammar, logit_bias=ban)
+    return settings, replace(options, grammar=grammar, logit_bias=ban)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -186,7 +189,6 @@ class Handler(BaseHTTPRequestHandler):
         self._end_stream()
 
     def _chat(self, request: dict[str, Any]) -> None:
-        from gptoss_local.backends.base import Finished
         from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall
 
         if record := ENV.get("FAKE_OLLAMA_RECORD"):
@@ -207,8 +209,9 @@ class Handler(BaseHTTPRequestHandler):
         sent, started = 0, time.monotonic()
         base = {"model": model, "created_at": "2026-12-02T12:00:00Z"}
         with _engine_lock:  # one reply at a time, as one Ollama runner
-            settings = _settings(backend, request, effort)
-            for item in backend.stream(_conversation(request), settings):
+            settings, options = _settings(backend, request, effort)
+            reply = backend.stream(_conversation(request), settings, options=options)
+            for item in reply:
                 message: dict[str, Any] = {"role": "assistant", "content": ""}
                 if isinstance(item, ToolCall):
                     call = {
@@ -219,21 +222,21 @@ class Handler(BaseHTTPRequestHandler):
                     message["thinking"] = item.text
                 elif isinstance(item, AnswerDelta):
                     message["content"] = item.text
-                elif isinstance(item, Finished):
-                    s = item.stats
-                    self._line({**base, "message": message, "done": True, "done_reason": "stop",
-                                "total_duration": int((time.monotonic() - started) * 1e9),
-                                "prompt_eval_count": s.prompt_tokens,
-                                "prompt_eval_duration": int(s.prefill_seconds * 1e9),
-                                "eval_count": s.generated_tokens,
-                                "eval_duration": max(1, int(s.decode_seconds * 1e9))})  # fmt: skip
-                    continue
                 else:
                     continue
                 self._line({**base, "message": message, "done": False})
                 sent += 1
                 if dying and sent == 2:
                     os._exit(9)  # the runner crashed mid-reply
+            s = reply.stats
+            assert s is not None
+            self._line({**base, "message": {"role": "assistant", "content": ""}, "done": True,
+                        "done_reason": "stop",
+                        "total_duration": int((time.monotonic() - started) * 1e9),
+                        "prompt_eval_count": s.prompt_tokens,
+                        "prompt_eval_duration": int(s.prefill_seconds * 1e9),
+                        "eval_count": s.generated_tokens,
+                        "eval_duration": max(1, int(s.decode_seconds * 1e9))})  # fmt: skip
         self._end_stream()
 
 

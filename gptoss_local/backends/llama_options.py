@@ -1,0 +1,23 @@
+"""What only the llama.cpp engine understands, apart from the settings every backend shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LlamaOptions:
+    """llama.cpp-only options of a reply.
+
+    Attributes:
+        grammar: GBNF constraining the raw output (structured replies; tests steer the tiny
+            random model with it).
+        logit_bias: (token id, bias) pairs; -inf bans a token.
+        backend_sampling: Sample inside llama.cpp's compute graph (on the GPU) instead of
+            after it, saving a round trip per token; llama.cpp calls this experimental and it
+            falls back to the CPU when refused.
+    """
+
+    grammar: str | None = None
+    logit_bias: tuple[tuple[int, float], ...] = ()
+    backend_sampling: bool = False

@@ -1,0 +1,92 @@
+"""The backend contract, checked the same way against every backend: the in-process llama.cpp
+engine on the tiny model, and Ollama (the stand-in daemon, answering with the same model).
+
+Each backend is steered to think "The user says hi" and answer "Hello there".
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from engine_helpers import chat, open_tiny, steered
+from fake_ollama.helpers import install
+
+from gptoss_local.backends.base import (
+    Backend,
+    BackendInfo,
+    Capabilities,
+    GenerationSettings,
+    Reply,
+)
+from gptoss_local.backends.ollama import OllamaBackend
+from gptoss_local.backends.ollama_daemon import OllamaDaemon
+from gptoss_local.events import AnswerDelta, ReasoningDelta, TurnEnded, merge_events
+from gptoss_local.kinds import BACKENDS
+
+NAMES = ["llamacpp", "ollama"]
+
+
+def test_every_registered_backend_is_checked_here() -> None:
+    assert set(NAMES) == set(BACKENDS)
+
+
+@pytest.fixture(params=NAMES)
+def backend(
+    request: pytest.FixtureRequest,
+    tiny_gguf: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Backend]:
+    if request.param == "llamacpp":
+        with open_tiny(tiny_gguf) as loaded:
+            loaded.options = steered(loaded)  # the engine's own options, default for replies
+            yield loaded
+        return
+    if sys.platform == "win32":
+        pytest.skip("the stand-in needs a shebang")
+    install(tmp_path, monkeypatch, tiny_gguf)
+    with OllamaBackend(OllamaDaemon(lambda _text: None), "gpt-oss:20b", context=2048) as served:
+        yield served
+
+
+def test_a_reply_streams_reasoning_then_the_answer_then_its_stats(backend: Backend) -> None:
+    reply = backend.stream(chat("hi"), GenerationSettings(seed=1))
+    assert isinstance(reply, Reply) and reply.stats is None
+    events = merge_events(list(reply))
+    assert events == [
+        ReasoningDelta("The user says hi"), AnswerDelta("Hello there"), TurnEnded("return"),
+    ]  # fmt: skip
+    stats = reply.stats
+    assert stats is not None and stats.stop_reason == "return"
+    assert stats.generated_tokens > 0 and stats.prompt_tokens > 0
+    assert stats.ttft_seconds is not None and stats.context_size == 2048
+
+
+def test_a_reply_cancelled_before_it_starts_says_so(backend: Backend) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    reply = backend.stream(chat("hi"), GenerationSettings(seed=1), cancel)
+    events = [e for e in reply if isinstance(e, AnswerDelta)]
+    assert events == [] and reply.stats is not None
+    assert reply.stats.stop_reason == "cancelled"
+
+
+def test_info_and_capabilities_are_declared(backend: Backend) -> None:
+    info = backend.info()
+    assert isinstance(info, BackendInfo) and info.backend in BACKENDS
+    assert info.context_size == 2048 and info.model
+    assert isinstance(backend.capabilities, Capabilities)
+    evaluated = backend.prefill(chat("hi"), GenerationSettings())
+    assert evaluated > 0 if backend.capabilities.prefill else evaluated == 0
+
+
+def test_settings_every_backend_shares_refuse_what_no_backend_can_use() -> None:
+    with pytest.raises(TypeError):
+        GenerationSettings(grammar="root ::= x")  # type: ignore[call-arg]  # llama.cpp's own
+    for bad in ({"temperature": float("nan")}, {"top_p": -1.0}, {"max_tokens": 0}):
+        with pytest.raises(ValueError):
+            GenerationSettings(**bad)  # type: ignore[arg-type]
