@@ -50,12 +50,11 @@ class MeteredApp(ChatApp):
                 self.rendered_at = now
         super()._display(screen, renderable)  # type: ignore[arg-type]
 
-    async def on_reply_streamed(self, message: ReplyStreamed) -> None:
+    # The chat screen handles these messages first; then they bubble up to the app.
+    def on_reply_streamed(self, message: ReplyStreamed) -> None:
         self.batches.append(time.monotonic())
-        await super().on_reply_streamed(message)
 
-    async def on_reply_finished(self, message: ReplyFinished) -> None:
-        await super().on_reply_finished(message)
+    def on_reply_finished(self, message: ReplyFinished) -> None:
         self.ui_done = time.monotonic()  # the final Markdown update has been applied
         self.refresh()  # make sure a frame follows even if nothing else is dirty
 

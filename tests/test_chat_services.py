@@ -9,7 +9,7 @@ from collections.abc import Callable
 from cards import card
 from fake_nvml import GPU_IS_LOST, FakeNvml
 
-from gptoss_local.backends.base import BackendError, Conversation, GenerationSettings
+from gptoss_local.backends.base import BackendError, Capabilities, Conversation, GenerationSettings
 from gptoss_local.chat.vram_poller import VramPoller
 from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.hardware.vram import VramMonitor, VramUse
@@ -36,6 +36,8 @@ class Later:
 
 class PrefillBackend:
     """Records prefills; `block` makes one run until it is cancelled; `error` makes it fail."""
+
+    capabilities = Capabilities(prefill=True)
 
     def __init__(self, block: bool = False, error: Exception | None = None) -> None:
         self.block, self.error = block, error
@@ -67,6 +69,15 @@ def test_a_prefill_runs_on_another_thread_and_stop_cancels_it() -> None:
     assert backend.prefills == [(NEW_CHAT, SETTINGS)]
     warmer.stop()
     assert backend.stopped.wait(WAIT) and cancel.is_set() and not warmer.running
+
+
+def test_a_backend_that_cannot_prefill_is_not_asked_to() -> None:
+    backend = PrefillBackend()
+    backend.capabilities = Capabilities(prefill=False)  # as Ollama declares
+    ran: list[object] = []
+    warmer = PrefillWarmer(run_in_thread=ran.append)
+    warmer.start(backend, NEW_CHAT, SETTINGS)  # type: ignore[arg-type]
+    assert ran == [] and backend.prefills == []
 
 
 def test_a_newer_prefill_supersedes_the_one_running() -> None:

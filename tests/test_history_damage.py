@@ -252,10 +252,12 @@ async def test_damage_while_a_reply_streams_is_remembered(tmp_path: Path) -> Non
     app = scripted_app(open_history(tmp_path), backend)
     async with app.run_test() as pilot:
         await send(pilot, "tell me")
-        await wait_for(pilot, lambda: app.busy and bool(backend.calls), what="the reply")
+        await wait_for(
+            pilot, lambda: app.chat_screen.busy and bool(backend.calls), what="the reply"
+        )
         damage(path)
         backend.gate.set()
-        await wait_for(pilot, lambda: not app.busy, what="the reply to end")
+        await wait_for(pilot, lambda: not app.chat_screen.busy, what="the reply to end")
         assert isinstance(app.history_error, errors.HistoryDamagedError)
         assert any(f"{path} is damaged" in text for text in notifications(app))
 

@@ -149,7 +149,7 @@ async def test_the_chat_tui_streams_through_the_ollama_backend(
         async with app.run_test() as pilot:
             await wait_for_model(pilot)
             await send_and_wait(pilot, "hi", timeout=120)
-        chat = history.get_chat(app.chat_id or 0)
+        chat = history.get_chat(app.chat_screen.state.chat_id or 0)
         user, answer = history.messages(chat.id)
         assert (user.content, answer.content, answer.status) == ("hi", "Hello there", "complete")
         assert answer.reasoning == "The user says hi" and chat.backend == "ollama"

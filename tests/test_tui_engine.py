@@ -10,6 +10,7 @@ from pathlib import Path
 from engine_helpers import open_tiny, steered
 from tui_helpers import open_history, run_async, send_and_wait, wait_for, wait_for_model
 
+from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.session.history import History
 from gptoss_local.tui.app import ChatApp, make_app
@@ -23,10 +24,11 @@ def engine_app(
 ) -> Iterator[tuple[ChatApp, LlamaCppBackend, History]]:
     """The app on the tiny model, steered to a well-formed reply; closed afterwards."""
     backend = open_tiny(tiny_gguf)
+    backend.options = steered(backend)  # every reply of the app is steered
     history = open_history(tmp_path)
     try:
         yield (
-            make_app(history, lambda _progress: backend, steered(backend, max_tokens=64)),
+            make_app(history, lambda _progress: backend, GenerationSettings(max_tokens=64)),
             backend,
             history,
         )

@@ -105,7 +105,9 @@ async def test_download_load_and_chat_then_the_choice_is_remembered(
         await wait_for(pilot, lambda: not on_first_run(app), 30, "the download")
         await wait_for(pilot, lambda: app.query_one(StatusBar).info is not None, 60, "the load")
         assert not app.query_one(LoadingBanner).display
-        assert app.effort == "high" and "effort high" in str(app.query_one(StatusBar).render())
+        assert app.chat_screen.state.effort == "high" and "effort high" in str(
+            app.query_one(StatusBar).render()
+        )
     assert (paths.models_dir() / FILE).read_bytes() == tiny_gguf.read_bytes()
     saved = config.load()
     assert (saved.model, saved.effort, saved.context) == (MODEL, "high", 4096)
@@ -242,18 +244,19 @@ async def test_f9_chooses_again_and_back_keeps_the_model(
     async with app.run_test(size=(100, 50)) as pilot:
         status = app.query_one(StatusBar)
         await wait_for(pilot, lambda: status.info is not None, 60, "the first load")
-        first = app._backend
+        first = app.chat_screen.host.backend
         await pilot.press("f9")
         await wait_for(pilot, lambda: on_first_run(app), what="the set-up screen")
         assert str(app.screen.query_one("#quit", Button).label) == "Back"
         await pilot.click("#quit")
         await wait_for(pilot, lambda: not on_first_run(app), what="back to the chat")
-        assert app._backend is first and status.info is not None
+        assert app.chat_screen.host.backend is first and status.info is not None
         await pilot.press("f9")
         await wait_for(pilot, lambda: on_first_run(app), what="the set-up screen")
         app.screen.query_one("#effort", Select).value = "high"
         await pilot.pause()
         await pilot.click("#start")
-        await wait_for(pilot, lambda: status.info is not None and app._backend is not first, 60,
+        host = app.chat_screen.host
+        await wait_for(pilot, lambda: status.info is not None and host.backend is not first, 60,
                        "the model loaded again")  # fmt: skip
-        assert app.generation.effort == "high" and config.load().effort == "high"
+        assert app.chat_screen.generation.effort == "high" and config.load().effort == "high"

@@ -6,16 +6,17 @@ import asyncio
 import functools
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
 
 from textual.pilot import Pilot
 
 from gptoss_local.backends.base import (
     BackendInfo,
+    Capabilities,
     Conversation,
-    Finished,
     GenerationSettings,
+    Reply,
     Stats,
 )
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta
@@ -27,12 +28,14 @@ INFO = BackendInfo("scripted", "gpt-oss-test", "entirely on the GPU", 8192)
 
 
 class ScriptedBackend:
-    """A `Backend` that yields a script of events, then `Finished`.
+    """A `Backend` whose replies play a script of events, then end with `stats()`.
 
     Items may be events, `WAIT`, or an exception to raise. With `delay`, item N is yielded
     N × `delay` seconds after the start (on the worker thread), to play a model of a given
     speed. `cancel` is honoured between items.
     """
+
+    capabilities = Capabilities(prefill=True)
 
     def __init__(
         self, script: Sequence[Event | str | BaseException], *, delay: float = 0.0
@@ -53,9 +56,11 @@ class ScriptedBackend:
         conversation: Conversation,
         settings: GenerationSettings,
         cancel: threading.Event | None = None,
-    ) -> Iterator[Event | Finished]:
+    ) -> Reply:
         self.calls.append((conversation, settings))
-        cancel = cancel or threading.Event()
+        return Reply(self._play(cancel or threading.Event()))
+
+    def _play(self, cancel: threading.Event) -> Generator[Event, None, Stats]:
         reason = "return"
         start = time.monotonic()
         for index, item in enumerate(self.script):
@@ -73,7 +78,7 @@ class ScriptedBackend:
                 time.sleep(ahead)
             yield item
         self.finished_at = time.monotonic()
-        yield Finished(self.stats(reason))
+        return self.stats(reason)
 
     def prefill(
         self,

@@ -57,9 +57,9 @@ async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]
         await _until(pilot, lambda: status.info is not None, 600, "the model to load")
         result["load_seconds"] = round(time.monotonic() - started, 2)
         result["switch_interval"] = sys.getswitchinterval()  # as the running app set it
-        backend = app._backend
+        backend = app.chat_screen.host.backend
         ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in END_TOKENS)  # type: ignore[union-attr]
-        app.generation = replace(app.generation, max_tokens=256)
+        app.chat_screen.generation = replace(app.chat_screen.generation, max_tokens=256)
         backend.options = replace(backend.options, logit_bias=ban)  # type: ignore[union-attr]
         await pilot.pause(2.5)  # one VRAM poll after the load
         for prompt in PROMPTS:
@@ -67,7 +67,7 @@ async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]
             box = app.query_one(ChatInput)
             box.text = prompt
             await pilot.press("enter")
-            ended = lambda n=before: len(app.query(ReplyView)) > n and not app.busy  # noqa: E731
+            ended = lambda n=before: len(app.query(ReplyView)) > n and not app.chat_screen.busy  # noqa: E731
             await _until(pilot, ended, 300, "the reply")
             await pilot.pause(0.3)
             stats = status.stats

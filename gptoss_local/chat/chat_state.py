@@ -9,7 +9,7 @@ with what followed it, only when its replacement is sent. Every method may raise
 from __future__ import annotations
 
 from gptoss_local.backends.base import BackendInfo, Conversation
-from gptoss_local.kinds import EFFORTS
+from gptoss_local.kinds import EFFORTS, Effort
 from gptoss_local.session.history import History
 from gptoss_local.session.records import StoredMessage
 
@@ -23,7 +23,7 @@ class ChatState:
         effort: The reasoning effort of a new chat (a saved one has its own: `load_effort`).
     """
 
-    def __init__(self, history: History, chat_id: int | None, effort: str) -> None:
+    def __init__(self, history: History, chat_id: int | None, effort: Effort) -> None:
         self.history = history
         self.chat_id = chat_id
         self.effort = effort

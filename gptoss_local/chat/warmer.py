@@ -41,7 +41,8 @@ class PrefillWarmer:
         """Stop any prefill, then prefill `conversation`'s next prompt; its cancel event."""
         self.stop()
         cancel = self._cancel = threading.Event()
-        self._run(lambda: prefill(backend, conversation, settings, cancel))
+        if backend.capabilities.prefill:  # an engine that cannot evaluate ahead is left alone
+            self._run(lambda: prefill(backend, conversation, settings, cancel))
         return cancel
 
     def stop(self) -> None:

@@ -11,10 +11,11 @@ import datetime as dt
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from gptoss_local.backends.base import Stats
 from gptoss_local.events import ToolCall
+from gptoss_local.kinds import EFFORTS, Effort
 
 Role = Literal["user", "assistant", "tool"]
 Status = Literal["complete", "partial", "stopped", "failed"]
@@ -30,7 +31,7 @@ class Chat:
     title: str
     created_at: dt.datetime
     updated_at: dt.datetime
-    effort: str
+    effort: Effort
     instructions: str | None
     model: str | None
     backend: str | None
@@ -79,7 +80,7 @@ def chat_from_row(row: sqlite3.Row) -> Chat:
         title=row["title"],
         created_at=dt.datetime.fromisoformat(row["created_at"]),
         updated_at=dt.datetime.fromisoformat(row["updated_at"]),
-        effort=row["effort"],
+        effort=as_effort(row["effort"]),
         instructions=row["instructions"],
         model=row["model"],
         backend=row["backend"],
@@ -133,3 +134,8 @@ def calls_from_json(text: str | None) -> tuple[ToolCall, ...]:
         ToolCall(item["name"], item.get("arguments") or {}, item.get("raw", ""), item.get("error"))
         for item in json.loads(text)
     )
+
+
+def as_effort(value: object) -> Effort:
+    """A stored effort; anything else (an older or hand-edited file) reads as the default."""
+    return cast(Effort, value) if value in EFFORTS else "medium"

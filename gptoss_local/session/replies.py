@@ -121,7 +121,7 @@ class ReplyWriter:
 
         Args:
             message_id: The reply in progress.
-            stats: The `Finished` stats of the stream.
+            stats: The stats the reply ended with (`Reply.stats`).
             tool_calls: Calls to add to those already given to `record`.
             status: How it ended.
             error: Why it failed (with status "failed").

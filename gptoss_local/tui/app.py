@@ -16,10 +16,11 @@ from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.screen import Screen
 
-from gptoss_local.backends.base import Backend, GenerationSettings
+from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.chat.chat_state import ChatState
 from gptoss_local.chat.model_host import Opener
 from gptoss_local.hardware.vram import VramMonitor
+from gptoss_local.kinds import Effort
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.setup.first_run import Ready, Setup
@@ -44,7 +45,7 @@ class ChatApp(App[None]):
         history: History,
         backend_factory: Opener | None,
         generation: GenerationSettings,
-        effort: str,
+        effort: Effort,
         chat_id: int | None,
         setup: Setup | None = None,
         model_name: str = "the model",
@@ -119,44 +120,13 @@ class ChatApp(App[None]):
         """Free the model (after the app has exited); a load or reply still running stops."""
         self.chat_screen.close_model()
 
-    # --- read by tests and benchmarks outside the TUI (tests/test_tui_first_run.py,
-    # test_history_damage.py, test_ollama_cli.py, bench/gpu/tui_check.py): the chat screen's --
-
-    @property
-    def busy(self) -> bool:
-        """The chat screen's `busy`."""
-        return self.chat_screen.busy
-
-    @property
-    def chat_id(self) -> int | None:
-        """The open chat's id (None: a new chat)."""
-        return self.chat_screen.state.chat_id
-
-    @property
-    def effort(self) -> str:
-        """The open chat's reasoning effort."""
-        return self.chat_screen.state.effort
-
-    @property
-    def generation(self) -> GenerationSettings:
-        """The chat's sampling settings."""
-        return self.chat_screen.generation
-
-    @generation.setter
-    def generation(self, settings: GenerationSettings) -> None:
-        self.chat_screen.generation = settings
-
-    @property
-    def _backend(self) -> Backend | None:
-        return self.chat_screen.host.backend
-
 
 def make_app(
     history: History,
     backend_factory: Opener | None = None,
     generation: GenerationSettings | None = None,
     *,
-    effort: str | None = None,
+    effort: Effort | None = None,
     chat_id: int | None = None,
     ready: Ready | None = None,
     setup: Setup | None = None,

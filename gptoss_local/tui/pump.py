@@ -19,11 +19,11 @@ from gptoss_local.backends.base import (
     Backend,
     BackendError,
     Conversation,
-    Finished,
     GenerationSettings,
     Stats,
 )
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
+from gptoss_local.kinds import Effort
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.tui.messages import ReplyFailed, ReplyFinished, ReplyStreamed
@@ -87,12 +87,11 @@ def run_reply(
     batcher = Batcher(post)
     stats: Stats | None = None
     try:
-        for item in backend().stream(conversation, settings, cancel):
-            if isinstance(item, Finished):
-                stats = item.stats
-                continue
+        reply = backend().stream(conversation, settings, cancel)
+        for item in reply:
             history.record(reply_id, item)
             batcher.add(item)
+        stats = reply.stats
         batcher.flush()
         if cancel.is_set():
             history.mark_stopped(reply_id, stats)
@@ -120,6 +119,6 @@ def favour_the_engine_thread() -> float:
     return before
 
 
-def with_effort(settings: GenerationSettings, effort: str) -> GenerationSettings:
+def with_effort(settings: GenerationSettings, effort: Effort) -> GenerationSettings:
     """`settings` with the chat's reasoning effort."""
     return replace(settings, effort=effort)
