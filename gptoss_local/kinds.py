@@ -1,7 +1,9 @@
-"""The closed sets of names that several layers share: reasoning efforts and backends."""
+"""The closed sets of names that several layers share: reasoning efforts and backends, with the
+facts about each backend that layers below the engine registry (`setup.engines`) need."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, get_args
 
 Effort = Literal["low", "medium", "high"]
@@ -9,3 +11,28 @@ EFFORTS: tuple[Effort, ...] = get_args(Effort)
 
 BackendName = Literal["llamacpp", "ollama"]
 BACKENDS: tuple[BackendName, ...] = get_args(BackendName)
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What an engine is, for the planner and `doctor` (how it opens a model is in
+    `setup.engines`).
+
+    Attributes:
+        label: How the first-run screen names it.
+        in_process: It runs in this process, so the installed llama-cpp-python build matters.
+        uses_models_folder: Its weights are files in gptoss-local's models folder; otherwise it
+            keeps its own store.
+        experts_in_ram: It can keep only the MoE experts of some layers in system RAM.
+    """
+
+    label: str
+    in_process: bool
+    uses_models_folder: bool
+    experts_in_ram: bool
+
+
+TRAITS: dict[BackendName, Traits] = {
+    "llamacpp": Traits("llama.cpp, in this process", True, True, True),
+    "ollama": Traits("Ollama, managed daemon", False, False, False),
+}

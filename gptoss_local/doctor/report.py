@@ -14,6 +14,7 @@ from gptoss_local import paths
 from gptoss_local.backends.ollama_status import ollama_status
 from gptoss_local.hardware.engine import EngineStatus, cuda_rebuild_hint, engine_status
 from gptoss_local.hardware.machine import Hardware, probe
+from gptoss_local.kinds import TRAITS, BackendName
 from gptoss_local.plan.planner import Plan, plan
 from gptoss_local.plan.wishes import Wishes
 
@@ -26,9 +27,9 @@ def gather(wishes: Wishes, nvml: Any = None) -> tuple[Hardware, EngineStatus, Pl
     return hardware, engine, the_plan, engine_warnings(hardware, engine, wishes.backend)
 
 
-def engine_warnings(hardware: Hardware, engine: EngineStatus, backend: str) -> list[str]:
+def engine_warnings(hardware: Hardware, engine: EngineStatus, backend: BackendName) -> list[str]:
     """Loud warnings about the engine: missing, broken, or CPU-only beside an NVIDIA GPU."""
-    if backend != "llamacpp":
+    if not TRAITS[backend].in_process:  # another program's build is not ours to judge
         return []
     if not engine.installed or engine.error:
         return [f"{engine.error}. Reinstall gptoss-local, or use --backend ollama."]

@@ -14,7 +14,7 @@ from typing import Any
 
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.hardware.machine import Gpu, Hardware
-from gptoss_local.kinds import BackendName
+from gptoss_local.kinds import TRAITS, BackendName
 from gptoss_local.plan import memory
 from gptoss_local.plan.memory import Estimate, Placement
 from gptoss_local.plan.speed import SpeedRange, decode_speed
@@ -244,7 +244,7 @@ def _bigger_alternative(
 
 
 def _backend_warnings(plan: Plan) -> list[str]:
-    if plan.backend == "ollama" and plan.cpu_moe_layers:
+    if plan.cpu_moe_layers and not TRAITS[plan.backend].experts_in_ram:
         return [
             "Ollama cannot keep only the experts in system RAM: it moves whole layers to the CPU, "
             "which is slower. The llama.cpp backend (--backend llamacpp) follows this plan exactly."

@@ -13,7 +13,7 @@ from gptoss_local.backends.ollama import client_for, has_tag, pull_tag
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
-from gptoss_local.kinds import BackendName
+from gptoss_local.kinds import TRAITS, BackendName, Traits
 from gptoss_local.plan.planner import Plan
 from gptoss_local.plan.wishes import Wishes
 from gptoss_local.setup.runner import choose_model, load_planned, ollama_opener
@@ -44,20 +44,31 @@ class Pulled:
 
 @dataclass(frozen=True)
 class Engine:
-    """One engine: its name and label, where its weights live, how to open and pull a model.
+    """One engine: its traits (`kinds.TRAITS`), how to open and how to pull a model.
 
     Attributes:
-        uses_models_folder: The weights are files in gptoss-local's models folder (llama.cpp);
-            otherwise the engine keeps its own store (Ollama).
         ready: The planned model made ready to open (nothing is loaded yet).
         pull: Make the model's weights available to the engine.
     """
 
     name: BackendName
-    label: str
-    uses_models_folder: bool
     ready: Callable[[Catalog, Plan, Wishes], Ready]
     pull: Callable[[ModelSpec, Catalog, PullOptions, ProgressFn, Notice], Pulled]
+
+    @property
+    def traits(self) -> Traits:
+        """What the engine is (label, in process, where its weights live)."""
+        return TRAITS[self.name]
+
+    @property
+    def label(self) -> str:
+        """How the first-run screen names it."""
+        return self.traits.label
+
+    @property
+    def uses_models_folder(self) -> bool:
+        """Whether its weights are files in the models folder (else it keeps its own store)."""
+        return self.traits.uses_models_folder
 
 
 def _llama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
@@ -110,10 +121,8 @@ def _pull_into_ollama(
 
 
 ENGINES: dict[BackendName, Engine] = {
-    "llamacpp": Engine(
-        "llamacpp", "llama.cpp, in this process", True, _llama_ready, _pull_into_models_folder
-    ),
-    "ollama": Engine("ollama", "Ollama, managed daemon", False, _ollama_ready, _pull_into_ollama),
+    "llamacpp": Engine("llamacpp", _llama_ready, _pull_into_models_folder),
+    "ollama": Engine("ollama", _ollama_ready, _pull_into_ollama),
 }
 
 

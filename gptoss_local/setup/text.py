@@ -5,6 +5,7 @@ from __future__ import annotations
 from gptoss_local.catalog import Catalog
 from gptoss_local.doctor import text as doctor_text
 from gptoss_local.hardware.machine import Hardware
+from gptoss_local.kinds import TRAITS
 from gptoss_local.plan.planner import Plan
 from gptoss_local.setup.first_run import Weights
 from gptoss_local.store.progress import Progress
@@ -30,7 +31,7 @@ def plan_lines(plan: Plan) -> list[str]:
 def weights_lines(weights: Weights | None, plan: Plan) -> list[str]:
     """What is on disk, what a download needs, and where it comes from."""
     if weights is None:
-        if plan.backend == "ollama" and plan.model:
+        if not TRAITS[plan.backend].uses_models_folder and plan.model:
             return ["Ollama keeps its own copy of the weights; if it has none, it downloads "
                     "them when the model is first loaded."]  # fmt: skip
         return []
