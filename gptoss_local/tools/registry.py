@@ -110,9 +110,13 @@ class ToolRegistry:
     def add_functions(self, tools: Iterable[Tool], source: str) -> None:
         """Offer functions that the caller runs (a call of one ends the chain)."""
         for tool in tools:
-            info = ToolInfo(tool.name, "function", tool.description, tool.parameters, source,
-                            runnable=False)  # fmt: skip
-            self._add(info, None, f"{source}: function {tool.name!r}")
+            self.add_function(tool, None, source=source)
+
+    def add_function(self, tool: Tool, run: Runner | None, *, source: str = "") -> None:
+        """Offer one function, run in this process by `run` (None: the caller runs it)."""
+        info = ToolInfo(tool.name, "function", tool.description, tool.parameters, source,
+                        runnable=run is not None)  # fmt: skip
+        self._add(info, run, f"{source or 'function'} {tool.name!r}")
 
     def keep(self, allowed: Callable[[str], bool]) -> None:
         """Leave out every runnable tool whose name `allowed` refuses (functions stay)."""
