@@ -66,8 +66,9 @@ def test_python_call_with_code_as_text(oracle: Any) -> None:
     call = ToolCallRecord("python", "x = 1\nx + 1", "analysis")
     messages = [Message("user", "hi"), Message("assistant", tool_calls=(call,))]
     check(oracle, messages, builtin_tools=[PYTHON], current_date=DATE)
-    assert "<|start|>assistant to=python<|channel|>analysis code<|message|>x = 1\nx + 1<|call|>" in (
-        render_prompt(messages, builtin_tools=[PYTHON], current_date=DATE)
+    assert (
+        "<|start|>assistant to=python<|channel|>analysis code<|message|>x = 1\nx + 1<|call|>"
+        in (render_prompt(messages, builtin_tools=[PYTHON], current_date=DATE))
     )
 
 
@@ -77,7 +78,7 @@ def test_python_call_with_code_as_text(oracle: Any) -> None:
         "<|channel|>analysis<|message|>Let me compute.<|end|><|start|>assistant<|channel|>analysis"
         " to=python code<|message|>print(6*7)<|call|>",
         "<|channel|>commentary to=python<|message|>import math\nmath.pi<|call|>",
-        "<|channel|>analysis to=python code<|message|>{\"not\": json}<|call|>",
+        '<|channel|>analysis to=python code<|message|>{"not": json}<|call|>',
     ],
 )
 def test_python_calls_parse_as_openai_harmony_reads_them(oracle: Any, completion: str) -> None:

@@ -381,7 +381,7 @@ def test_builtin_python_call_carries_its_code_and_channel() -> None:
 
 
 def test_function_call_keeps_its_channel() -> None:
-    events = parse_completion('<|channel|>commentary to=functions.f json<|message|>{}<|call|>')
+    events = parse_completion("<|channel|>commentary to=functions.f json<|message|>{}<|call|>")
     assert events[0] == ToolCall("f", {}, "{}", None, "commentary")
     events = parse_completion('<|channel|>analysis to=functions.f<|message|>{"a": 1}<|call|>')
     assert events[0] == ToolCall("f", {"a": 1}, '{"a": 1}', None, "analysis")

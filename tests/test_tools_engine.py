@@ -4,14 +4,14 @@ model (steered again) answers from it; the chat history keeps every step."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from engine_helpers import DATE, SEEDED, open_tiny
+from tool_helpers import CALLS_PYTHON, Steered, ban, steered_turns
 
-from gptoss_local.backends.base import Conversation, GenerationSettings, Reply
+from gptoss_local.backends.base import Conversation
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.config import Settings
@@ -31,49 +31,11 @@ from gptoss_local.tools import (
     open_tools,
 )
 
-CALLS_PYTHON = (
-    'root ::= <|channel|> "analysis" <|message|> "Let me compute" <|end|> '
-    '<|start|> "assistant" <|channel|> "analysis to=python code" <|message|> "print(6*7)"'
-)
-ANSWERS = (
-    'root ::= <|channel|> "analysis" <|message|> "It printed 42" <|end|> '
-    '<|start|> "assistant" <|channel|> "final" <|message|> "The answer is 42"'
-)
-
-
-class Steered:
-    """The backend with one set of llama.cpp options per turn; keeps what each turn was given."""
-
-    def __init__(self, backend: LlamaCppBackend, *options: LlamaOptions) -> None:
-        self.backend, self.options = backend, list(options)
-        self.capabilities = backend.capabilities
-        self.seen: list[Conversation] = []
-
-    def stream(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> Reply:
-        self.seen.append(conversation)
-        return self.backend.stream(conversation, settings, cancel, self.options.pop(0))
-
 
 @pytest.fixture(scope="module")
 def backend(tiny_gguf: Path) -> Iterator[LlamaCppBackend]:
     with open_tiny(tiny_gguf) as loaded:
         yield loaded
-
-
-def _ban(backend: LlamaCppBackend, *tokens: str) -> tuple[tuple[int, float], ...]:
-    return tuple((backend.tokenize(t)[0], float("-inf")) for t in tokens)
-
-
-def steered_turns(backend: LlamaCppBackend) -> Steered:
-    # Once a grammar is complete only end-of-generation tokens remain; the bans leave one.
-    call = LlamaOptions(CALLS_PYTHON, _ban(backend, "<|return|>", "<|endoftext|>"))
-    final = LlamaOptions(ANSWERS, _ban(backend, "<|call|>", "<|endoftext|>"))
-    return Steered(backend, call, final)
 
 
 def test_the_model_calls_python_reads_the_result_and_answers(
@@ -144,7 +106,7 @@ def test_run_without_tools_still_stops_at_a_function_call(backend: LlamaCppBacke
     grammar = grammar.replace('"print(6*7)"', '"{}"')
     registry = ToolRegistry()
     registry.add_functions([Tool("lookup", "Looks up.")], "--tools t.json")
-    options = LlamaOptions(grammar, _ban(backend, "<|return|>", "<|endoftext|>"))
+    options = LlamaOptions(grammar, ban(backend, "<|return|>", "<|endoftext|>"))
     loop = ToolLoop(Steered(backend, options), registry, Approvals())
     start = Conversation((Message("user", "find it"),), current_date=DATE)
     events = list(loop.run(start, SEEDED))

@@ -4,14 +4,13 @@ server that will not start and one that never answers look like."""
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tool_helpers import GIT_SERVER, git_server, make_repo, write_config
 
 from gptoss_local.backends.base import Conversation
 from gptoss_local.config import Settings
@@ -19,7 +18,6 @@ from gptoss_local.tools import McpConfigError, ToolRegistry, open_tools
 from gptoss_local.tools.mcp_client import McpHub
 from gptoss_local.tools.mcp_config import ServerSpec, config_path, load_servers
 
-GIT_SERVER = Path(sys.executable).parent / "mcp-server-git"
 pytestmark = [
     pytest.mark.skipif(not GIT_SERVER.exists(), reason="mcp-server-git (dev extra) not installed"),
     pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
@@ -28,35 +26,7 @@ pytestmark = [
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    """A git repository with two commits and an uncommitted change."""
-    folder = tmp_path / "repo"
-    folder.mkdir()
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True,
-                       env={"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.org",
-                            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.org",
-                            "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})  # fmt: skip
-
-    git("init", "-q", "-b", "main")
-    (folder / "a.txt").write_text("one\n")
-    git("add", "a.txt")
-    git("commit", "-q", "-m", "First commit")
-    (folder / "a.txt").write_text("one\ntwo\n")
-    git("commit", "-q", "-am", "Second commit")
-    (folder / "b.txt").write_text("new\n")
-    return folder
-
-
-def write_config(servers: dict[str, object]) -> Path:
-    path = config_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"mcpServers": servers}))
-    return path
-
-
-def git_server(repo: Path) -> dict[str, object]:
-    return {"command": str(GIT_SERVER), "args": ["--repository", str(repo)]}
+    return make_repo(tmp_path / "repo")
 
 
 @pytest.fixture
