@@ -217,6 +217,12 @@ def worker_env(sandbox: Sandbox, scratch: Path) -> dict[str, str]:
         "MPLBACKEND": "Agg",  # charts go to files; there is no display
         "PYTHONDONTWRITEBYTECODE": "1",
     }
+    # The memory limit counts address space reserved, not used: thread pools of numerical
+    # libraries (a buffer per core) and glibc's per-thread arenas reserve a lot on big machines.
+    threads = str(min(4, os.cpu_count() or 1))
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[name] = threads
+    env["MALLOC_ARENA_MAX"] = "2"
     if os.name == "nt":
         for name in ("SYSTEMROOT", "PATH", "TEMP", "TMP", "USERPROFILE"):
             if name in os.environ:
