@@ -28,6 +28,7 @@ HANDLERS = {
     "import": "gptoss_local.commands.import_model:run_import",
     "chats": "gptoss_local.commands.chats:run_chats",
     "chat": "gptoss_local.commands.chat:run_chat",
+    "tools": "gptoss_local.commands.tools:run_tools",
 }
 
 
@@ -81,6 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
             help="list the saved chats, or export one (chats export ID --format md|json)",
             description="List the saved chats (id, title, last update, messages, model), or "
             "export one with its reasoning and per-message stats as Markdown or JSON.",
+        )
+    )
+    arguments.tools_arguments(
+        commands.add_parser(
+            "tools",
+            help="list the tools the model can use (python, MCP servers), or call one",
+            description="List every tool the model can be offered: the built-in python tool "
+            "(and what its sandbox enforces here) and the tools of the MCP servers in mcp.json "
+            "in the config folder; or call one directly with `tools call NAME JSON`.",
         )
     )
     return parser

@@ -1,4 +1,5 @@
-"""The settings file: the user's defaults for backend, model, context, effort and download source.
+"""The settings file: the user's defaults for backend, model, context, effort and download source,
+and for tools (which run without asking, the python tool's limits, calls per reply).
 
 The file is small, flat TOML. It is read when asked for and written atomically (a temporary file in
 the same folder, then a rename), so a crash mid-write never leaves half a settings file.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,15 +25,29 @@ class SettingsError(UserError):
     """The settings file exists but cannot be used; the message names the file and the fix."""
 
 
+# A tool name, or a pattern of them ("git__*"): what `allowed_tools` may hold.
+_TOOL_PATTERN = re.compile(r"[A-Za-z0-9_*?\[\]]+")
+
+
 @dataclass(frozen=True)
 class Settings:
-    """User defaults. `model="auto"` and `context=0` leave the choice to the planner."""
+    """User defaults. `model="auto"` and `context=0` leave the choice to the planner.
+
+    Tools: `allowed_tools` run in the chat without asking (names as `gptoss-local tools` lists
+    them, or patterns such as ``"git__*"``); `max_tool_calls` bounds the calls of one reply;
+    the python tool stops a call after `python_timeout` seconds and limits its memory to
+    `python_memory_mb` MiB (0: no limit).
+    """
 
     backend: BackendName = "llamacpp"
     model: str = "auto"
     context: int = 0
     effort: Effort = "medium"
     source: str = "huggingface"
+    allowed_tools: tuple[str, ...] = ()
+    max_tool_calls: int = 10
+    python_timeout: int = 30
+    python_memory_mb: int = 4096
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting with a value gptoss-local cannot use."""
@@ -45,6 +61,22 @@ class Settings:
             )
         if not self.model or not self.source:
             raise ValueError("model and source must not be empty")
+        for name in self.allowed_tools:
+            if not isinstance(name, str) or not _TOOL_PATTERN.fullmatch(name):
+                raise ValueError(
+                    f"allowed_tools holds {name!r}: use tool names as `gptoss-local tools` "
+                    'lists them, or patterns such as "git__*"'
+                )
+        _at_least("max_tool_calls", self.max_tool_calls, 1)
+        _at_least("python_timeout", self.python_timeout, 1)
+        _at_least("python_memory_mb", self.python_memory_mb, 0)
+        if 0 < self.python_memory_mb < 256:
+            raise ValueError("python_memory_mb must be 0 (no limit) or at least 256")
+
+
+def _at_least(name: str, value: object, low: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ValueError(f"{name} must be a whole number ≥ {low}, not {value!r}")
 
 
 _FIELDS = {field.name: field.type for field in dataclasses.fields(Settings)}
@@ -68,7 +100,11 @@ def load(path: Path | None = None) -> Settings:
         raise SettingsError(f"{path}: unknown setting(s) {', '.join(unknown)}")
     defaults = dataclasses.asdict(Settings())
     for key, value in raw.items():
-        if type(value) is not type(defaults[key]):
+        if isinstance(defaults[key], tuple):
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise SettingsError(f"{path}: setting {key!r} must be a list of strings")
+            raw[key] = tuple(value)
+        elif type(value) is not type(defaults[key]):
             kind = "whole number" if isinstance(defaults[key], int) else "string"
             raise SettingsError(f"{path}: setting {key!r} must be a {kind}, not {value!r}")
     settings = Settings(**raw)
@@ -101,6 +137,8 @@ def save(settings: Settings, path: Path | None = None) -> Path:
 
 
 def _toml_value(value: object) -> str:
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

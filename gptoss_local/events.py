@@ -37,16 +37,20 @@ class PreambleDelta:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A complete request to call a function tool.
+    """A complete request to call a tool: a function (``functions.NAME``) or a built-in.
 
     `arguments` is the parsed JSON object; when parsing failed it is empty, `error` says why
-    and `raw` keeps the text the model wrote so it can be shown or sent back.
+    and `raw` keeps the text the model wrote so it can be shown or sent back. The built-in
+    ``python`` tool takes code, not JSON: its arguments are ``{"code": raw}``. `channel` is
+    where the model wrote the call ("commentary" for functions, usually "analysis" for
+    built-ins); the tool's answer goes back on the same channel.
     """
 
     name: str
     arguments: dict[str, Any]
     raw: str
     error: str | None = None
+    channel: str = "commentary"
 
 
 @dataclass(frozen=True, slots=True)

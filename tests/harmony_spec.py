@@ -12,12 +12,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import openai_harmony as oh
 
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
-from gptoss_local.harmony import Message, Tool, ToolCallRecord
+from gptoss_local.harmony import BUILTIN_TOOL_NAMES, BuiltinTool, Message, Tool, ToolCallRecord
 
 EFFORTS = {"low": oh.ReasoningEffort.LOW, "medium": oh.ReasoningEffort.MEDIUM}
 EFFORTS["high"] = oh.ReasoningEffort.HIGH
@@ -29,11 +30,17 @@ def preamble(
     tools: Sequence[Tool] = (),
     current_date: dt.date | None = None,
     knowledge_cutoff: str = "2024-06",
+    builtin_tools: Sequence[BuiltinTool] = (),
 ) -> list[oh.Message]:
     """The system message, and the developer message when there is something to say."""
     system = oh.SystemContent.new().with_reasoning_effort(EFFORTS[effort])
     system = system.with_knowledge_cutoff(knowledge_cutoff)
     system = system.with_conversation_start_date(f"{current_date or dt.date.today():%Y-%m-%d}")
+    for builtin in builtin_tools:
+        config = oh.ToolNamespaceConfig(
+            name=builtin.name, description=builtin.description, tools=[]
+        )
+        system = system.with_tools(config)
     out = [oh.Message.from_role_and_content(oh.Role.SYSTEM, system)]
     if instructions or tools:
         developer = oh.DeveloperContent.new()
@@ -52,21 +59,24 @@ def history(messages: Sequence[Message], keep_past_tool_calls: bool = False) -> 
     replies = [m for m in messages[last_user + 1 :] if m.role == "assistant"]
     chain_open = bool(replies and replies[-1].tool_calls)
     out: list[oh.Message] = []
-    waiting: list[str] = []  # calls not answered yet, oldest first
+    waiting: list[ToolCallRecord] = []  # calls not answered yet, oldest first
     for i, msg in enumerate(messages):
         current = chain_open and i > last_user
         keep_calls = keep_past_tool_calls or current
         if msg.role == "user":
             out.append(oh.Message.from_role_and_content(oh.Role.USER, msg.content))
         elif msg.role == "tool":
-            name = msg.tool_name or waiting[0]
-            if name in waiting:
-                waiting.remove(name)
+            name = msg.tool_name or waiting[0].name
+            found = [call for call in waiting if call.name == name]
+            if found:
+                waiting.remove(found[0])
+            builtin = name in BUILTIN_TOOL_NAMES
+            channel = found[0].channel if found else ("analysis" if builtin else "commentary")
             if keep_calls:
-                out.append(_tool_result(name, msg.content))
+                out.append(_tool_result(name, msg.content, channel))
         else:
             out += _assistant(msg, current, keep_calls)
-            waiting += [call.name for call in msg.tool_calls]
+            waiting += msg.tool_calls
     return out
 
 
@@ -88,15 +98,21 @@ def _on_channel(text: str, channel: str) -> oh.Message:
 
 def _call(call: ToolCallRecord) -> oh.Message:
     args = call.arguments
+    if call.name in BUILTIN_TOOL_NAMES:
+        code = args.get("code") if isinstance(args, dict) else args
+        text = code if isinstance(code, str) else json.dumps(args, ensure_ascii=False)
+        msg = _on_channel(text, call.channel).with_recipient(call.name)
+        return msg.with_content_type("code")
     text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-    msg = _on_channel(text, "commentary").with_recipient(f"functions.{call.name}")
+    msg = _on_channel(text, call.channel).with_recipient(f"functions.{call.name}")
     return msg.with_content_type("<|constrain|>json")
 
 
-def _tool_result(name: str, text: str) -> oh.Message:
-    author = oh.Author.new(oh.Role.TOOL, f"functions.{name}")
+def _tool_result(name: str, text: str, channel: str = "commentary") -> oh.Message:
+    author_name = name if name in BUILTIN_TOOL_NAMES else f"functions.{name}"
+    author = oh.Author.new(oh.Role.TOOL, author_name)
     msg = oh.Message.from_author_and_content(author, text).with_recipient("assistant")
-    return msg.with_channel("commentary")
+    return msg.with_channel(channel)
 
 
 def events(messages: Sequence[oh.Message], *, cut: bool = False) -> list[Event]:
@@ -113,7 +129,8 @@ def events(messages: Sequence[oh.Message], *, cut: bool = False) -> list[Event]:
             msg.recipient if msg.recipient not in (None, "assistant", "all", "user") else None
         )
         if recipient:
-            out.append(_tool_call(recipient, text, cut and i == len(messages) - 1))
+            call = _tool_call(recipient, text, cut and i == len(messages) - 1)
+            out.append(replace(call, channel=msg.channel or "commentary"))
         elif not text:
             continue  # an empty message streams no delta
         elif msg.channel == "final":
@@ -127,6 +144,8 @@ def events(messages: Sequence[oh.Message], *, cut: bool = False) -> list[Event]:
 
 def _tool_call(recipient: str, raw: str, cut: bool) -> ToolCall:
     name = recipient.removeprefix("functions.")
+    if recipient in BUILTIN_TOOL_NAMES and not cut:  # the built-in python takes code
+        return ToolCall(name, {"code": raw}, raw)
     try:
         value: Any = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError:

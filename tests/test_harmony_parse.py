@@ -374,8 +374,21 @@ def test_tool_call_keeps_raw_and_reports_error() -> None:
     assert call.error is not None and "JSON" in call.error
 
 
-def test_builtin_recipient_name_kept() -> None:
+def test_builtin_python_call_carries_its_code_and_channel() -> None:
     events = parse_completion("<|channel|>analysis to=python code<|message|>print(1)<|call|>")
+    assert events[0] == ToolCall("python", {"code": "print(1)"}, "print(1)", None, "analysis")
+    assert events[1] == TurnEnded("call")
+
+
+def test_function_call_keeps_its_channel() -> None:
+    events = parse_completion("<|channel|>commentary to=functions.f json<|message|>{}<|call|>")
+    assert events[0] == ToolCall("f", {}, "{}", None, "commentary")
+    events = parse_completion('<|channel|>analysis to=functions.f<|message|>{"a": 1}<|call|>')
+    assert events[0] == ToolCall("f", {"a": 1}, '{"a": 1}', None, "analysis")
+
+
+def test_cut_python_call_is_an_error() -> None:
+    events = parse_completion("<|channel|>analysis to=python code<|message|>print(")
     call = events[0]
     assert isinstance(call, ToolCall) and call.name == "python" and call.error is not None
 

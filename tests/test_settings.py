@@ -88,6 +88,13 @@ def test_failed_write_keeps_the_old_file(
         ('effort = "extreme"\n', "effort must be one of low, medium, high"),
         ('backend = "vllm"\n', "backend must be one of"),
         ("context = -5\n", "context must be"),
+        ('allowed_tools = "python"\n', "'allowed_tools' must be a list of strings"),
+        ("allowed_tools = [1]\n", "'allowed_tools' must be a list of strings"),
+        ('allowed_tools = ["functions.x"]\n', "allowed_tools holds 'functions.x'"),
+        ("max_tool_calls = 0\n", "max_tool_calls must be a whole number ≥ 1"),
+        ("python_timeout = 0\n", "python_timeout must be"),
+        ("python_memory_mb = 100\n", "python_memory_mb must be 0 (no limit) or at least 256"),
+        ("python_timeout = true\n", "'python_timeout' must be a whole number"),
     ],
 )
 def test_bad_settings_are_clear_errors(text: str, words: str) -> None:
@@ -96,3 +103,11 @@ def test_bad_settings_are_clear_errors(text: str, words: str) -> None:
     with pytest.raises(SettingsError) as caught:
         config.load()
     assert words in str(caught.value) and str(paths.settings_file()) in str(caught.value)
+
+
+def test_tool_settings_round_trip(isolated_home: Path) -> None:
+    wanted = Settings(allowed_tools=("python", "git__*"), max_tool_calls=4, python_timeout=60,
+                      python_memory_mb=0)  # fmt: skip
+    config.save(wanted)
+    assert 'allowed_tools = ["python", "git__*"]' in paths.settings_file().read_text()
+    assert config.load() == wanted

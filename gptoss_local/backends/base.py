@@ -18,7 +18,7 @@ from typing import Literal, Protocol
 
 from gptoss_local.errors import UserError
 from gptoss_local.events import Event
-from gptoss_local.harmony import Message, Tool
+from gptoss_local.harmony import BuiltinTool, Message, Tool
 from gptoss_local.kinds import EFFORTS, Effort
 
 StopReason = Literal["return", "call", "length", "context_full", "cancelled", "end_of_stream"]
@@ -26,12 +26,17 @@ StopReason = Literal["return", "call", "length", "context_full", "cancelled", "e
 
 @dataclass(frozen=True)
 class Conversation:
-    """Everything the model sees: history, the user's instructions, tools, and the date."""
+    """Everything the model sees: history, the user's instructions, tools, and the date.
+
+    `tools` are functions (``functions.NAME``); `builtin_tools` the built-ins gpt-oss was
+    trained with (the python tool), described in the system message.
+    """
 
     messages: tuple[Message, ...]
     instructions: str | None = None
     tools: tuple[Tool, ...] = ()
     current_date: dt.date | None = None
+    builtin_tools: tuple[BuiltinTool, ...] = ()
 
 
 @dataclass(frozen=True)

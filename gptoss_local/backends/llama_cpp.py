@@ -51,6 +51,7 @@ def _harmony_options(conversation: Conversation, settings: GenerationSettings) -
         "instructions": conversation.instructions,
         "tools": list(conversation.tools),
         "current_date": conversation.current_date,
+        "builtin_tools": list(conversation.builtin_tools),
     }
 
 

@@ -1,7 +1,9 @@
 """Our `Conversation` and `GenerationSettings` as the arguments of Ollama's /api/chat.
 
 Ollama renders the Harmony prompt itself from these messages, so reasoning travels as
-`thinking` and tool calls as `tool_calls` on the assistant message they belong to.
+`thinking` and tool calls as `tool_calls` on the assistant message they belong to. A built-in
+tool (python) travels as a function of its name taking ``{"code": ...}``: Ollama's gpt-oss
+template renders a function named ``python`` as the built-in.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import json
 from typing import Any
 
 from gptoss_local.backends.base import Conversation, GenerationSettings
-from gptoss_local.harmony import Message, Tool
+from gptoss_local.harmony import BuiltinTool, Message, Tool
 
 
 def chat_request(
@@ -22,8 +24,10 @@ def chat_request(
         messages.append({"role": "system", "content": conversation.instructions})
     messages += [to_message(m) for m in conversation.messages]
     request: dict[str, Any] = {"messages": messages, "options": options(settings, context)}
-    if conversation.tools:
-        request["tools"] = [to_tool(t) for t in conversation.tools]
+    tools = [to_tool(t) for t in conversation.tools]
+    tools += [builtin_tool(b) for b in conversation.builtin_tools]
+    if tools:
+        request["tools"] = tools
     return request
 
 
@@ -34,7 +38,7 @@ def to_message(message: Message) -> dict[str, Any]:
         out["thinking"] = message.reasoning
     if message.tool_calls:
         out["tool_calls"] = [
-            {"function": {"name": c.name, "arguments": _arguments(c.arguments)}}
+            {"function": {"name": c.name, "arguments": _arguments(c.arguments, c.name)}}
             for c in message.tool_calls
         ]
     if message.role == "tool" and message.tool_name:
@@ -42,9 +46,11 @@ def to_message(message: Message) -> dict[str, Any]:
     return out
 
 
-def _arguments(arguments: dict[str, Any] | str) -> dict[str, Any]:
+def _arguments(arguments: dict[str, Any] | str, name: str) -> dict[str, Any]:
     if isinstance(arguments, dict):
         return arguments
+    if name == "python":  # the built-in's argument is its code
+        return {"code": arguments}
     try:
         parsed = json.loads(arguments)
     except ValueError:
@@ -58,6 +64,15 @@ def to_tool(tool: Tool) -> dict[str, Any]:
     return {"type": "function",
             "function": {"name": tool.name, "description": tool.description,
                          "parameters": parameters}}  # fmt: skip
+
+
+def builtin_tool(tool: BuiltinTool) -> dict[str, Any]:
+    """A built-in tool as the function Ollama's template recognises by its name."""
+    code = {"type": "string", "description": "Python code to run"}
+    return {"type": "function",
+            "function": {"name": tool.name, "description": tool.description,
+                         "parameters": {"type": "object", "properties": {"code": code},
+                                        "required": ["code"]}}}  # fmt: skip
 
 
 def options(settings: GenerationSettings, context: int) -> dict[str, Any]:

@@ -32,7 +32,15 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
         "--top-p", type=bounded_float(0.0, 1.0, low_open=True), default=1.0,
         help="default 1.0 (off)",
     )  # fmt: skip
-    parser.add_argument("--tools", type=Path, metavar="FILE", help="JSON list of function tools")
+    parser.add_argument(
+        "--tools", type=Path, metavar="FILE",
+        help="JSON list of function tools: offered; a call of one is printed and ends the run",
+    )  # fmt: skip
+    parser.add_argument(
+        "--allow-tool", action="append", default=[], metavar="NAME",
+        help="offer this tool and run its calls without asking: python, an MCP tool as "
+        "`gptoss-local tools` lists it, or a pattern such as 'git__*' (repeatable)",
+    )  # fmt: skip
     parser.add_argument(
         "--cpu-sampling", action="store_true",
         help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
@@ -141,3 +149,29 @@ def import_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--move", action="store_true", help="move the file instead of linking or copying it"
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def tools_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `tools` and its subcommands `list` (the default) and `call`."""
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    actions = parser.add_subparsers(dest="tools_command", metavar="{list,call}")
+    listing = actions.add_parser("list", help="list every tool (the default)")
+    # SUPPRESS: without it the subcommand's default would overwrite `tools --json`.
+    listing.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document"
+    )
+    call = actions.add_parser(
+        "call",
+        help="call one tool directly, to check a set-up",
+        description="Call a tool with JSON arguments and print its result, e.g. "
+        """`gptoss-local tools call python '{"code": "print(6*7)"}'`.""",
+    )
+    call.add_argument("name", help="the tool's name as `gptoss-local tools` lists it")
+    call.add_argument(
+        "arguments", nargs="?", default="{}", metavar="JSON",
+        help="the arguments as a JSON object (default: {})",
+    )  # fmt: skip
+    call.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS,
+        help="print the result as one JSON object",
+    )  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import signal
 import sys
@@ -12,13 +13,24 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gptoss_local import config
-from gptoss_local.backends.base import Backend, Conversation, GenerationSettings, Stats
+from gptoss_local.backends.base import Conversation, GenerationSettings, Stats
+from gptoss_local.config import Settings
 from gptoss_local.errors import WishError
-from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
+from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.harmony import Message, Tool, render_prompt
 from gptoss_local.harmony.schema import check
-from gptoss_local.plan.wishes import wishes_from
+from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.setup.first_run import Setup
+from gptoss_local.tools import (
+    Approvals,
+    LoopEvent,
+    ReplyEnded,
+    ToolCallFinished,
+    ToolLoop,
+    ToolRegistry,
+    open_tools,
+)
+from gptoss_local.tools.python_tool import NAME as PYTHON
 
 
 def run_run(args: argparse.Namespace) -> int:
@@ -28,17 +40,60 @@ def run_run(args: argparse.Namespace) -> int:
     conversation = Conversation(
         messages=(Message(role="user", content=_read_prompt(args)),),
         instructions=args.instructions,
-        tools=_load_tools(args.tools),
         current_date=args.date,
     )
-    if args.print_prompt:
-        c = conversation
-        text = render_prompt(
-            list(c.messages), effort=wishes.effort, instructions=c.instructions,
-            tools=list(c.tools), current_date=c.current_date,
-        )  # fmt: skip
-        sys.stdout.write(text + "\n")
-        return 0
+    functions = _load_tools(args.tools)
+    registry = _registry(args.allow_tool, functions, f"--tools {args.tools}", settings)
+    try:
+        conversation = registry.offer(conversation)
+        if args.print_prompt:
+            c = conversation
+            text = render_prompt(
+                list(c.messages), effort=wishes.effort, instructions=c.instructions,
+                tools=list(c.tools), current_date=c.current_date,
+                builtin_tools=list(c.builtin_tools),
+            )  # fmt: skip
+            sys.stdout.write(text + "\n")
+            return 0
+        return _answer(args, settings, wishes, conversation, registry)
+    finally:
+        registry.close()
+
+
+def _registry(
+    allowed: list[str], functions: tuple[Tool, ...], source: str, settings: Settings
+) -> ToolRegistry:
+    """The tools `--allow-tool` names (run without asking) and the `--tools` functions (offered,
+    never run). A name that matches no tool is an error."""
+    wanted = list(dict.fromkeys(allowed))
+    registry = ToolRegistry()
+    if wanted:
+        python = any(fnmatch.fnmatchcase(PYTHON, name) for name in wanted)
+        mcp = any(name != PYTHON for name in wanted)
+        registry = open_tools(settings, label="run", python=python, mcp=mcp, strict=True)
+        registry.keep(lambda found: any(fnmatch.fnmatchcase(found, name) for name in wanted))
+        names = [info.name for info in registry.infos()]
+        missing = [w for w in wanted if not any(fnmatch.fnmatchcase(n, w) for n in names)]
+        if missing:
+            registry.close()
+            problems = "; ".join(registry.problems)
+            raise WishError(
+                f"--allow-tool {missing[0]}: no such tool" + (f" ({problems})" if problems else ""),
+                "see the tools there are with `gptoss-local tools`",
+            )
+    registry.add_functions(functions, source)
+    for problem in registry.problems:
+        _stderr(f"warning: {problem}")
+    return registry
+
+
+def _answer(
+    args: argparse.Namespace,
+    settings: Settings,
+    wishes: Wishes,
+    conversation: Conversation,
+    registry: ToolRegistry,
+) -> int:
     setup = Setup.probe(wishes, settings)
     wishes = setup.initial()
     ready = setup.ready(wishes, setup.plan(wishes))
@@ -53,7 +108,9 @@ def run_run(args: argparse.Namespace) -> int:
     )
     backend = ready.open(_LoadNotes())
     try:
-        return _stream(backend, conversation, generation, args)
+        loop = ToolLoop(backend, registry, Approvals(args.allow_tool),
+                        max_calls=settings.max_tool_calls)  # fmt: skip
+        return _stream(loop, conversation, generation, args)
     finally:
         backend.close()
 
@@ -73,7 +130,7 @@ class _LoadNotes:
 
 
 def _stream(
-    backend: Backend,
+    loop: ToolLoop,
     conversation: Conversation,
     generation: GenerationSettings,
     args: argparse.Namespace,
@@ -81,27 +138,40 @@ def _stream(
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: _interrupt(cancel))
     writer = _JsonWriter(sys.stdout) if args.json else None
+    stats: Stats | None = None
     try:
-        reply = backend.stream(conversation, generation, cancel)
-        for event in reply:
-            if writer:
+        for event in loop.run(conversation, generation, cancel):
+            if isinstance(event, ReplyEnded):
+                stats = event.stats
+            elif writer:
                 writer.event(event)
-            elif isinstance(event, (AnswerDelta, PreambleDelta)):
-                sys.stdout.write(event.text)
-                sys.stdout.flush()
-            elif isinstance(event, ReasoningDelta) and args.show_reasoning:
-                _stderr(event.text, end="")
-            elif isinstance(event, ToolCall):
-                _stderr(f"\n[tool call] {event.name} {json.dumps(event.arguments)}")
+            else:
+                _show(event, args.show_reasoning)
         if writer:
-            writer.done(reply.stats)
+            writer.done(stats)
         else:
             sys.stdout.write("\n")
-            if reply.stats is not None and reply.stats.stop_reason == "length":
+            if stats is not None and stats.stop_reason == "length":
                 _stderr("[stopped: --max-tokens reached]")
     finally:
         signal.signal(signal.SIGINT, previous)
     return 130 if cancel.is_set() else 0
+
+
+def _show(event: LoopEvent, show_reasoning: bool) -> None:
+    """One event as text: the answer to stdout, tool calls and results to stderr."""
+    if isinstance(event, (AnswerDelta, PreambleDelta)):
+        sys.stdout.write(event.text)
+        sys.stdout.flush()
+    elif isinstance(event, ReasoningDelta) and show_reasoning:
+        _stderr(event.text, end="")
+    elif isinstance(event, ToolCall):
+        _stderr(f"\n[tool call] {event.name} {json.dumps(event.arguments, ensure_ascii=False)}")
+    elif isinstance(event, ToolCallFinished):
+        label = "tool error" if event.output.error else "tool result"
+        _stderr(f"[{label}] {event.call.name}: {event.output.preview()}")
+        if event.output.note:
+            _stderr(f"[note] {event.output.note}")
 
 
 def _interrupt(cancel: threading.Event) -> None:
@@ -116,9 +186,18 @@ class _JsonWriter:
     def __init__(self, out: TextIO) -> None:
         self._out = out
 
-    def event(self, event: Event) -> None:
-        if isinstance(event, ReasoningDelta):
-            record: dict[str, Any] = {"type": "reasoning", "text": event.text}
+    def event(self, event: LoopEvent) -> None:
+        record: dict[str, Any]
+        if isinstance(event, ToolCallFinished):
+            out = event.output
+            record = {"type": "tool_result", "name": event.call.name, "content": out.content,
+                      "error": out.error}  # fmt: skip
+            if out.truncated:
+                record["truncated"] = True
+            if out.note:
+                record["note"] = out.note
+        elif isinstance(event, ReasoningDelta):
+            record = {"type": "reasoning", "text": event.text}
         elif isinstance(event, (AnswerDelta, PreambleDelta)):
             kind = "answer" if isinstance(event, AnswerDelta) else "preamble"
             record = {"type": kind, "text": event.text}

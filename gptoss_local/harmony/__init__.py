@@ -18,8 +18,10 @@ from gptoss_local.harmony.neutralise import (
 from gptoss_local.harmony.parse import HarmonyStreamParser, parse_completion
 from gptoss_local.harmony.prefix import render_next_turn_prefix
 from gptoss_local.harmony.render import (
+    BUILTIN_TOOL_NAMES,
     EFFORTS,
     RESERVED_TOOL_NAMES,
+    BuiltinTool,
     Message,
     Tool,
     ToolCallRecord,
@@ -27,10 +29,12 @@ from gptoss_local.harmony.render import (
 )
 
 __all__ = [
+    "BUILTIN_TOOL_NAMES",
     "CONTROL_TOKENS",
     "EFFORTS",
     "RESERVED_TOOL_NAMES",
     "WORD_JOINER",
+    "BuiltinTool",
     "HarmonyStreamParser",
     "Message",
     "Tool",

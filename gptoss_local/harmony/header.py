@@ -36,12 +36,14 @@ class Header:
     """What a complete header says about its message.
 
     kind: "reasoning", "answer", "preamble" or "tool". recipient: the tool called, if any.
-    before: text the model wrote in front of the header (kept as reasoning).
+    before: text the model wrote in front of the header (kept as reasoning). channel: the
+    channel named, if any.
     """
 
     kind: str
     recipient: str | None = None
     before: str = ""
+    channel: str | None = None
 
 
 def read_header(head: str) -> Header:
@@ -66,7 +68,7 @@ def read_header(head: str) -> Header:
         return Header("reasoning")
     before = strip_markers(role_part) if role not in ("", "assistant") else ""
     kind = "tool" if recipient else KINDS.get(channel or "", "reasoning")
-    return Header(kind, recipient, before)
+    return Header(kind, recipient, before, channel)
 
 
 def recover_header(head: str) -> tuple[str, int, bool]:

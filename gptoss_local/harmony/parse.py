@@ -59,6 +59,7 @@ class HarmonyStreamParser:
         self._kind = "reasoning"  # what the open message's text is: reasoning/answer/...
         self._stripped = False  # the open message began with a leaked header word
         self._recipient: str | None = None
+        self._channel = "commentary"  # channel of the open tool call
         self._raw: list[str] = []  # tool-call arguments collected so far
         self._finished = False
         self._tails: dict[str, str] = {}  # last text emitted per delta kind
@@ -136,7 +137,10 @@ class HarmonyStreamParser:
             out += self._drain(eof=True)
         if self._mode == "content":
             if self._kind == "tool":
-                out.append(tool_call(self._recipient or "", self._arguments(), cut=True))
+                call = tool_call(
+                    self._recipient or "", self._arguments(), cut=True, channel=self._channel
+                )
+                out.append(call)
             out.append(TurnEnded("truncated"))
         elif self._mode == "header":
             out.append(TurnEnded("end_of_stream" if self._idle else "truncated"))
@@ -240,6 +244,7 @@ class HarmonyStreamParser:
             self._mark_seams()
         recipient = found.recipient.translate(_UNESCAPE) if found.recipient else None
         self._begin(found.kind, recipient)
+        self._channel = found.channel or "commentary"
 
     def _emit(self, kind: str, text: str, out: list[Event]) -> None:
         text = text.translate(_UNESCAPE) if self._by_token else text
@@ -262,7 +267,7 @@ class HarmonyStreamParser:
         """Close the open message; True when it was a tool call."""
         called = self._kind == "tool"
         if called:
-            out.append(tool_call(self._recipient or "", self._arguments()))
+            out.append(tool_call(self._recipient or "", self._arguments(), channel=self._channel))
         self._mode, self._kind, self._recipient, self._raw = "header", "reasoning", None, []
         return called
 

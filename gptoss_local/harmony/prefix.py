@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from gptoss_local.harmony.render import Message, Tool, render_prompt
+from gptoss_local.harmony.render import BuiltinTool, Message, Tool, render_prompt
 
 _NEXT_USER = "<|start|>user<|message|>"
 
@@ -19,6 +19,7 @@ def render_next_turn_prefix(
     current_date: dt.date | None = None,
     knowledge_cutoff: str = "2024-06",
     keep_past_tool_calls: bool = False,
+    builtin_tools: Iterable[BuiltinTool] = (),
 ) -> str:
     """The text every prompt of the next turn starts with: the conversation as it will be
     rendered once the user adds a message, up to where that message begins.
@@ -37,5 +38,6 @@ def render_next_turn_prefix(
         current_date=current_date,
         knowledge_cutoff=knowledge_cutoff,
         keep_past_tool_calls=keep_past_tool_calls,
+        builtin_tools=builtin_tools,
     )
     return text[: text.rindex(_NEXT_USER)]

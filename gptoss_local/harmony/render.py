@@ -21,6 +21,9 @@ MODEL_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
 # gpt-oss was trained with built-in tools of these names; a function of the same name makes
 # the model address the built-in (to=python) instead of ours.
 RESERVED_TOOL_NAMES: frozenset[str] = frozenset({"python", "browser"})
+# The built-ins gptoss-local can offer. The browser needs the internet: never offered.
+BUILTIN_TOOL_NAMES: frozenset[str] = frozenset({"python"})
+CALL_CHANNELS = ("analysis", "commentary")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ROLES = ("user", "assistant", "tool")
 
@@ -49,14 +52,35 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class BuiltinTool:
+    """A tool gpt-oss was trained with, described in the system message's ``# Tools``
+    section (the model calls it by its bare name, ``to=python``, not as a function)."""
+
+    name: str
+    description: str
+
+    def __post_init__(self) -> None:
+        if self.name not in BUILTIN_TOOL_NAMES:
+            known = ", ".join(sorted(BUILTIN_TOOL_NAMES))
+            raise ValueError(f"no built-in tool {self.name!r}; gptoss-local offers: {known}")
+
+
+@dataclass(frozen=True)
 class ToolCallRecord:
-    """A tool call the assistant made earlier; `arguments` as a dict or the raw JSON text."""
+    """A tool call the assistant made earlier; `arguments` as a dict or the raw JSON text
+    (for ``python``, the code as text or ``{"code": ...}``). `channel`: where it was written,
+    which is also where its answer goes."""
 
     name: str
     arguments: dict[str, Any] | str = field(default_factory=dict)
+    channel: str = "commentary"
 
     def __post_init__(self) -> None:
         _check_name(self.name, "tool call")
+        if self.channel not in CALL_CHANNELS:
+            raise ValueError(
+                f"a tool call's channel must be analysis or commentary, not {self.channel!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -91,6 +115,7 @@ def render_prompt(
     current_date: dt.date | None = None,
     knowledge_cutoff: str = "2024-06",
     keep_past_tool_calls: bool = False,
+    builtin_tools: Iterable[BuiltinTool] = (),
 ) -> str:
     """Render the prompt for the next assistant turn.
 
@@ -103,6 +128,8 @@ def render_prompt(
         knowledge_cutoff: The model's knowledge cutoff as written in the system message.
         keep_past_tool_calls: Also keep tool calls and results of finished turns (their
             reasoning is dropped either way). Off by default to keep prompts short.
+        builtin_tools: Built-in tools offered (the python tool), described in the system
+            message.
 
     Returns:
         Harmony text ending with ``<|start|>assistant``.
@@ -117,8 +144,12 @@ def render_prompt(
     names = [tool.name for tool in tools]
     if len(set(names)) != len(names):
         raise ValueError(f"tool names must be unique; got {names}")
+    builtins = tuple(builtin_tools)
+    if len({b.name for b in builtins}) != len(builtins):
+        raise ValueError("each built-in tool may be offered once")
     date = current_date or dt.date.today()
-    parts = [_message("system", _system_body(effort, date, knowledge_cutoff, bool(tools)))]
+    system = _system_body(effort, date, knowledge_cutoff, bool(tools), builtins)
+    parts = [_message("system", system)]
     if instructions or tools:
         parts.append(_message("developer", _developer_body(instructions, tools)))
     parts.extend(_history(list(messages), keep_past_tool_calls))
@@ -132,10 +163,16 @@ def _message(header: str, body: str, end: str = "<|end|>") -> str:
     return f"<|start|>{header}<|message|>{neutralise(body)}{end}"
 
 
-def _system_body(effort: str, date: dt.date, cutoff: str, has_tools: bool) -> str:
+def _system_body(
+    effort: str, date: dt.date, cutoff: str, has_tools: bool, builtins: Sequence[BuiltinTool]
+) -> str:
     body = (
         f"{MODEL_IDENTITY}\nKnowledge cutoff: {cutoff}\nCurrent date: {date:%Y-%m-%d}\n\n"
         f"Reasoning: {effort}\n\n"
+    )
+    if builtins:
+        body += "# Tools\n\n" + "".join(f"## {b.name}\n\n{b.description}\n\n" for b in builtins)
+    body += (
         "# Valid channels: analysis, commentary, final. Channel must be included for every message."
     )
     if has_tools:
@@ -169,16 +206,16 @@ def _history(messages: list[Message], keep_past_calls: bool) -> list[str]:
 
 def _render(messages: Sequence[Message], *, keep_reasoning: bool, keep_calls: bool) -> list[str]:
     out: list[str] = []
-    unanswered: list[str] = []
+    unanswered: list[ToolCallRecord] = []
     for msg in messages:
         if msg.role == "user":
             out.append(_message("user", msg.content))
         elif msg.role == "tool":
-            name = _answered_call(msg, unanswered)
+            call = _answered_call(msg, unanswered)
             if keep_calls:
-                out.append(
-                    _message(f"functions.{name} to=assistant<|channel|>commentary", msg.content)
-                )
+                author = _author(call.name)
+                header = f"{author} to=assistant<|channel|>{call.channel}"
+                out.append(_message(header, msg.content))
         else:
             if keep_reasoning and msg.reasoning:
                 out.append(_message("assistant<|channel|>analysis", msg.reasoning))
@@ -186,7 +223,7 @@ def _render(messages: Sequence[Message], *, keep_reasoning: bool, keep_calls: bo
                 if msg.content:
                     out.append(_message("assistant<|channel|>final", msg.content))
                 continue
-            unanswered += [call.name for call in msg.tool_calls]
+            unanswered += msg.tool_calls
             if keep_calls:
                 if msg.content:
                     out.append(_message("assistant<|channel|>commentary", msg.content))
@@ -194,19 +231,34 @@ def _render(messages: Sequence[Message], *, keep_reasoning: bool, keep_calls: bo
     return out
 
 
-def _answered_call(msg: Message, unanswered: list[str]) -> str:
-    name = msg.tool_name or (unanswered[0] if unanswered else None)
+def _answered_call(msg: Message, unanswered: list[ToolCallRecord]) -> ToolCallRecord:
+    """The call a tool message answers: the oldest unanswered one of its name (or the oldest
+    of all when it has none); a result nobody asked for is answered on the usual channel."""
+    name = msg.tool_name or (unanswered[0].name if unanswered else None)
     if name is None:
         raise ValueError("a tool message needs tool_name when it follows no unanswered tool call")
-    if name in unanswered:
-        unanswered.remove(name)
-    return name
+    for call in unanswered:
+        if call.name == name:
+            unanswered.remove(call)
+            return call
+    return ToolCallRecord(name, channel="analysis" if name in BUILTIN_TOOL_NAMES else "commentary")
+
+
+def _author(name: str) -> str:
+    # Built-ins are addressed by their bare name, functions within their namespace.
+    return name if name in BUILTIN_TOOL_NAMES else f"functions.{name}"
 
 
 def _call(call: ToolCallRecord) -> str:
-    # Recipient in the role part and `<|constrain|>json`, as harmony's current renderer
-    # writes it; a call ends with <|call|>, not <|end|>, in history too.
+    # Recipient in the role part, then the content type (`code` for the python tool,
+    # `<|constrain|>json` for functions), as harmony's current renderer writes it; a call
+    # ends with <|call|>, not <|end|>, in history too.
     args = call.arguments
-    text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-    header = f"assistant to=functions.{call.name}<|channel|>commentary <|constrain|>json"
+    if call.name in BUILTIN_TOOL_NAMES:
+        code = args.get("code") if isinstance(args, dict) else args
+        text = code if isinstance(code, str) else json.dumps(args, ensure_ascii=False)
+        header = f"assistant to={call.name}<|channel|>{call.channel} code"
+    else:
+        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        header = f"assistant to=functions.{call.name}<|channel|>{call.channel} <|constrain|>json"
     return _message(header, text, end="<|call|>")

@@ -6,8 +6,8 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 
 from gptoss_local.backends.base import Conversation
-from gptoss_local.events import ToolCall
-from gptoss_local.harmony import Message, Tool, ToolCallRecord
+from gptoss_local.harmony import Message, Tool
+from gptoss_local.harmony.calls import call_record
 from gptoss_local.session.records import Chat, StoredMessage
 
 
@@ -45,7 +45,8 @@ def harmony_messages(messages: Iterable[StoredMessage]) -> list[Message]:
         if stored.role != "assistant":
             out.append(Message(stored.role, stored.content, tool_name=stored.tool_name))
         elif _included(stored):
-            calls = tuple(_record(call) for call in stored.tool_calls if _nameable(call))
+            found = (call_record(call) for call in stored.tool_calls)
+            calls = tuple(record for record in found if record is not None)
             out.append(Message("assistant", stored.content, stored.reasoning, calls))
     return out
 
@@ -55,18 +56,3 @@ def _included(stored: StoredMessage) -> bool:
         return False
     empty = not (stored.content or stored.reasoning or stored.tool_calls)
     return not (stored.status == "partial" and empty)
-
-
-def _nameable(call: ToolCall) -> bool:
-    # The renderer accepts identifiers only; a call with another name could not have been
-    # answered by any tool, so the model loses nothing when it is left out.
-    try:
-        ToolCallRecord(call.name)
-    except ValueError:
-        return False
-    return True
-
-
-def _record(call: ToolCall) -> ToolCallRecord:
-    # Arguments that did not parse are sent back as the model wrote them.
-    return ToolCallRecord(call.name, call.raw if call.error else call.arguments)

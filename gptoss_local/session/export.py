@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from gptoss_local.events import ToolCall
 from gptoss_local.session.records import Chat, StoredMessage, call_to_dict
 
 EXPORT_FORMAT = "gptoss-local.chat"
@@ -91,10 +92,17 @@ def _message_markdown(message: StoredMessage) -> str:
     if message.content:
         parts.append(message.content)
     for call in message.tool_calls:
-        body = call.raw if call.error else json.dumps(call.arguments, indent=2, ensure_ascii=False)
-        parts.append(f"**Tool call** `{call.name}`\n\n{_fence(body, 'json')}")
+        parts.append(f"**Tool call** `{call.name}`\n\n{_call_body(call)}")
     parts.append(f"*{stats_line(message)}*")
     return "\n\n".join(parts)
+
+
+def _call_body(call: ToolCall) -> str:
+    code = call.arguments.get("code")
+    if call.name == "python" and not call.error and isinstance(code, str):
+        return _fence(code, "python")  # the built-in python tool's argument is its code
+    body = call.raw if call.error else json.dumps(call.arguments, indent=2, ensure_ascii=False)
+    return _fence(body, "json")
 
 
 def stats_line(message: StoredMessage) -> str:

@@ -122,16 +122,30 @@ def stats_from_json(text: str | None) -> Stats | None:
 
 
 def call_to_dict(call: ToolCall) -> dict[str, Any]:
-    """A tool call as a JSON object: name, arguments, raw text and the parse error if any."""
-    return {"name": call.name, "arguments": call.arguments, "raw": call.raw, "error": call.error}
+    """A tool call as a JSON object: name, arguments, raw text, the parse error if any, and the
+    channel it was written on."""
+    return {
+        "name": call.name,
+        "arguments": call.arguments,
+        "raw": call.raw,
+        "error": call.error,
+        "channel": call.channel,
+    }
 
 
 def calls_from_json(text: str | None) -> tuple[ToolCall, ...]:
-    """Tool calls from their stored JSON list."""
+    """Tool calls from their stored JSON list (rows written before calls had a channel were
+    function calls, on commentary)."""
     if not text:
         return ()
     return tuple(
-        ToolCall(item["name"], item.get("arguments") or {}, item.get("raw", ""), item.get("error"))
+        ToolCall(
+            item["name"],
+            item.get("arguments") or {},
+            item.get("raw", ""),
+            item.get("error"),
+            item.get("channel") or "commentary",
+        )
         for item in json.loads(text)
     )
 

@@ -44,7 +44,7 @@ def _backend() -> Any:
 
 def _conversation(request: dict[str, Any]) -> Any:
     from gptoss_local.backends.base import Conversation
-    from gptoss_local.harmony import Message, Tool, ToolCallRecord
+    from gptoss_local.harmony import BUILTIN_TOOL_NAMES, BuiltinTool, Message, Tool, ToolCallRecord
 
     messages, instructions = [], None
     for m in request.get("messages", []):
@@ -59,11 +59,20 @@ def _conversation(request: dict[str, Any]) -> Any:
             Message(m["role"], m.get("content", ""), reasoning=m.get("thinking") or "",
                     tool_calls=calls, tool_name=m.get("tool_name"))
         )  # fmt: skip
+    functions = [t["function"] for t in request.get("tools") or ()]
     tools = tuple(
         Tool(f["name"], f.get("description", ""), f.get("parameters"))
-        for f in (t["function"] for t in request.get("tools") or ())
+        for f in functions
+        if f["name"] not in BUILTIN_TOOL_NAMES
     )
-    return Conversation(tuple(messages), instructions=instructions, tools=tools)
+    # Like Ollama's gpt-oss template: a function named `python` is the built-in tool.
+    builtins = tuple(
+        BuiltinTool(f["name"], f.get("description", ""))
+        for f in functions
+        if f["name"] in BUILTIN_TOOL_NAMES
+    )
+    return Conversation(tuple(messages), instructions=instructions, tools=tools,
+                        builtin_tools=builtins)  # fmt: skip
 
 
 # With tools offered (and no tool result yet) the model is steered into calling the first one.

@@ -1,0 +1,181 @@
+"""The tool loop: a reply that may call tools, run, answered and continued until it is done.
+
+Per model turn: stream the reply (its events pass through); when it ended on a call, ask the
+approvals, run the tool, and append the assistant's message (reasoning included: while a chain
+of calls runs, harmony keeps the turn's analysis, and dropping it breaks chained tool use)
+and the tool's result as Harmony messages; then stream the next turn on the longer
+conversation. At most `max_calls` calls per reply: past it, calls are answered with an error
+asking for an answer, and a model that calls again after that ends the chain.
+
+Plain Python on the caller's thread: a UI runs `ToolLoop.run` on a worker and answers `ask`
+from there (blocking the worker, never the UI).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Generator, Iterator
+from dataclasses import replace
+
+from gptoss_local.backends.base import Backend, Conversation, GenerationSettings
+from gptoss_local.events import (
+    AnswerDelta,
+    Event,
+    PreambleDelta,
+    ReasoningDelta,
+    ToolCall,
+    TurnEnded,
+)
+from gptoss_local.harmony import Message
+from gptoss_local.harmony.calls import call_record
+from gptoss_local.tools.approvals import Approvals
+from gptoss_local.tools.events import (
+    ChainEnded,
+    LoopEvent,
+    ReplyEnded,
+    ToolCallApproved,
+    ToolCallDenied,
+    ToolCallFinished,
+    ToolCallRequested,
+)
+from gptoss_local.tools.registry import ToolInfo, ToolRegistry, timed
+from gptoss_local.tools.result import ToolOutput
+
+MAX_CALLS = 10
+
+
+class ToolLoop:
+    """Replies with tools for one chat or run.
+
+    Args:
+        backend: The loaded model.
+        registry: The tools offered (and run).
+        approvals: Which calls run (and who is asked).
+        max_calls: Calls answered per reply (each user message starts a new count).
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        registry: ToolRegistry,
+        approvals: Approvals,
+        *,
+        max_calls: int = MAX_CALLS,
+    ) -> None:
+        self.backend, self.registry, self.approvals = backend, registry, approvals
+        self.max_calls = max_calls
+
+    def run(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[LoopEvent]:
+        """The reply to `conversation` (whose tools are replaced by the registry's), as
+        events; see `tools.events` for their order.
+
+        Raises:
+            BackendError: From the backend, as `Backend.stream` raises it.
+        """
+        cancel = cancel or threading.Event()
+        conversation = self.registry.offer(conversation)
+        messages = list(conversation.messages)
+        answered, warned = 0, False
+        while True:
+            turn = _Turn()
+            reply = self.backend.stream(replace(conversation, messages=tuple(messages)),
+                                        settings, cancel)  # fmt: skip
+            for event in reply:
+                turn.add(event)
+                yield event
+            message = turn.message()
+            yield ReplyEnded(message, reply.stats)
+            ended = self._verdict(turn, cancel, warned and answered >= self.max_calls)
+            if ended is not None:
+                yield from self._refuse(turn.calls, ended)
+                return
+            messages.append(message)
+            for call in turn.calls:
+                tool = self.registry.get(call.name)
+                yield ToolCallRequested(call, tool)
+                over = answered >= self.max_calls
+                warned = warned or over
+                finished = yield from self._answer(call, tool, over, cancel)
+                answered += 1
+                yield finished
+                messages.append(Message("tool", finished.output.content, tool_name=call.name))
+            if cancel.is_set():
+                yield ChainEnded("cancelled")
+                return
+
+    def _verdict(self, turn: _Turn, cancel: threading.Event, spent: bool) -> ChainEnded | None:
+        """Why the chain ends after this turn, or None to answer its calls and go on."""
+        if cancel.is_set():
+            return ChainEnded("cancelled")
+        if not turn.calls:
+            return ChainEnded("unfinished" if turn.ended == "truncated" else "answered")
+        if turn.ended != "call":
+            return ChainEnded("unfinished")
+        if any(call_record(call) is None for call in turn.calls):
+            return ChainEnded("not_a_tool")
+        tools = [self.registry.get(call.name) for call in turn.calls]
+        if any(tool is not None and not tool.runnable for tool in tools):
+            return ChainEnded("external_call")
+        return ChainEnded("limit") if spent else None
+
+    def _refuse(self, calls: list[ToolCall], ended: ChainEnded) -> Iterator[LoopEvent]:
+        # The calls of a turn that ends the chain are reported, never run.
+        for call in calls:
+            yield ToolCallRequested(call, self.registry.get(call.name))
+        yield ended
+
+    def _answer(
+        self, call: ToolCall, tool: ToolInfo | None, over: bool, cancel: threading.Event
+    ) -> Generator[LoopEvent, None, ToolCallFinished]:
+        """Approve and run one call (yielding the verdict); returns its `ToolCallFinished`."""
+        if call.error:
+            text = f"The call was not run: {call.error}. Call {call.name} again with a JSON object."
+            return ToolCallFinished(call, ToolOutput(text, error=True))
+        if tool is None:
+            names = ", ".join(info.name for info in self.registry.infos() if info.runnable)
+            text = f"There is no tool named {call.name}. Tools: {names or 'none'}."
+            return ToolCallFinished(call, ToolOutput(text, error=True))
+        if over:
+            text = (
+                f"The call was not run: the limit of {self.max_calls} tool calls for this reply "
+                "was reached. Answer the user with what you have."
+            )
+            return ToolCallFinished(call, ToolOutput(text, error=True))
+        verdict = self.approvals.decide(call, tool)
+        if not verdict.run:
+            yield ToolCallDenied(call, verdict.how)
+            text = f"The user did not allow this call of {call.name}; answer without it."
+            return ToolCallFinished(call, ToolOutput(text, error=True))
+        yield ToolCallApproved(call, verdict.how)
+        output, seconds = timed(self.registry, call.name, call.arguments, cancel)
+        return ToolCallFinished(call, output, seconds)
+
+
+class _Turn:
+    """One model turn's events, collected into the assistant message they make."""
+
+    def __init__(self) -> None:
+        self.reasoning: list[str] = []
+        self.content: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.ended: str | None = None
+
+    def add(self, event: Event) -> None:
+        if isinstance(event, ReasoningDelta):
+            self.reasoning.append(event.text)
+        elif isinstance(event, AnswerDelta | PreambleDelta):
+            self.content.append(event.text)
+        elif isinstance(event, ToolCall):
+            self.calls.append(event)
+        elif isinstance(event, TurnEnded):
+            self.ended = event.reason
+
+    def message(self) -> Message:
+        found = (call_record(call) for call in self.calls)
+        records = tuple(record for record in found if record is not None)
+        return Message("assistant", "".join(self.content), "".join(self.reasoning), records)

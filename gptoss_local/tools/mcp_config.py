@@ -1,0 +1,121 @@
+"""mcp.json: the MCP servers to start, in the ``mcpServers`` format other apps use.
+
+```json
+{"mcpServers": {"git": {"command": "mcp-server-git", "args": ["--repository", "/src/app"],
+                        "env": {"GIT_PAGER": "cat"}}}}
+```
+
+Only stdio servers (a `command`) are supported; ``"disabled": true`` leaves one out, and keys
+other apps add (``autoApprove``, ``timeout``...) are ignored. Anything else that is wrong is an
+`McpConfigError` naming the file and the entry.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gptoss_local import paths
+from gptoss_local.tools.errors import McpConfigError
+
+FILE_NAME = "mcp.json"
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One MCP server: how to start it, and the identifier-safe name its tools are prefixed with.
+
+    Attributes:
+        name: The key in mcp.json.
+        command: The program to run.
+        args: Its arguments.
+        env: Variables added to the minimal environment the SDK gives servers.
+        cwd: Its working folder, if given.
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+
+    @property
+    def prefix(self) -> str:
+        """The server's name as it starts its tools' names (``git`` → ``git__status``)."""
+        return identifier(self.name)
+
+
+def config_path() -> Path:
+    """Where mcp.json is: in the config folder, beside settings.toml."""
+    return paths.config_dir() / FILE_NAME
+
+
+def identifier(text: str) -> str:
+    """`text` with every character a Harmony name cannot hold replaced by ``_``."""
+    safe = _UNSAFE.sub("_", text) or "_"
+    return safe if not safe[0].isdigit() else f"_{safe}"
+
+
+def load_servers(path: Path | None = None) -> list[ServerSpec]:
+    """The servers of mcp.json; none when the file does not exist.
+
+    Raises:
+        McpConfigError: The file cannot be read, is not JSON, or an entry is malformed.
+    """
+    path = path or config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise McpConfigError(f"cannot read {path}: {exc}") from None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise McpConfigError(f"{path} is not valid JSON: {exc}") from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise McpConfigError(
+            f'{path}: expected {{"mcpServers": {{"NAME": {{"command": ..., "args": [...]}}}}}}'
+        )
+    specs = [_server(path, name, entry) for name, entry in servers.items()]
+    found = [spec for spec in specs if spec is not None]
+    _check_unique(path, found)
+    return found
+
+
+def _server(path: Path, name: str, entry: Any) -> ServerSpec | None:
+    where = f"{path}: mcpServers.{name}"
+    if not isinstance(entry, dict):
+        raise McpConfigError(f"{where} must be an object with a command")
+    if entry.get("disabled") is True:
+        return None
+    command = entry.get("command")
+    if not isinstance(command, str) or not command.strip():
+        kind = "an HTTP server (url)" if "url" in entry or "serverUrl" in entry else "malformed"
+        raise McpConfigError(
+            f'{where} is {kind}: gptoss-local starts stdio servers only, with a "command"'
+        )
+    args, env, cwd = entry.get("args", []), entry.get("env", {}), entry.get("cwd")
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise McpConfigError(f"{where}.args must be a list of strings")
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise McpConfigError(f"{where}.env must be an object of strings")
+    if cwd is not None and not isinstance(cwd, str):
+        raise McpConfigError(f"{where}.cwd must be a string")
+    return ServerSpec(name, command, tuple(args), dict(env), cwd)
+
+
+def _check_unique(path: Path, specs: list[ServerSpec]) -> None:
+    seen: dict[str, str] = {}
+    for spec in specs:
+        if spec.prefix in seen:
+            raise McpConfigError(
+                f"{path}: servers {seen[spec.prefix]!r} and {spec.name!r} would give their "
+                f"tools the same prefix {spec.prefix!r}; rename one"
+            )
+        seen[spec.prefix] = spec.name

@@ -1,0 +1,168 @@
+"""Where the python tool's worker runs: the strongest isolation this computer offers.
+
+In order of preference, on Linux:
+
+1. ``bwrap`` (bubblewrap): no network (a network namespace of its own), its own process,
+   IPC and UTS namespaces, a read-only view of the system's libraries and of this Python
+   installation only (not your home folder), an empty ``/tmp``, and the chat's scratch folder
+   at ``/mnt/data``, where gpt-oss expects it.
+2. ``unshare --net``: no network, but the file system is not confined (works as root, or
+   where unprivileged user namespaces are allowed: ``--map-root-user``).
+3. Nothing: the code runs as you, with your network and your files (Windows, macOS, and
+   Linux without either). `Sandbox.summary` says so in plain words, and the tool's
+   description and listing repeat it.
+
+Each way is tried once per process (a probe that starts ``true`` in it), so a ``bwrap``
+that the kernel refuses (a container without user namespaces) is not used.
+``GPTOSS_LOCAL_SANDBOX=bwrap|unshare|none`` picks one (a choice that does not work here is
+refused at the first call).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import site
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from gptoss_local.tools.errors import ToolsError
+
+SandboxKind = Literal["bwrap", "unshare", "none"]
+SANDBOX_ENV = "GPTOSS_LOCAL_SANDBOX"
+MODEL_FOLDER = "/mnt/data"  # where gpt-oss was trained to find its files
+# What the interpreter and common libraries need from the system, read-only.
+SYSTEM_PATHS = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/alternatives",
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+    "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/ssl",
+    "/etc/ca-certificates", "/etc/mime.types", "/usr/share/zoneinfo",
+)  # fmt: skip
+_PROBE_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """One way of running the worker, with what it enforces.
+
+    Attributes:
+        kind: "bwrap", "unshare" or "none".
+        prefix: The command that goes in front of the worker's (unshare's options).
+        network_blocked: Code cannot reach any network (not even this computer's loopback).
+        files_confined: Code sees only system libraries, Python and its scratch folder.
+    """
+
+    kind: SandboxKind
+    prefix: tuple[str, ...] = ()
+    network_blocked: bool = False
+    files_confined: bool = False
+
+    @property
+    def summary(self) -> str:
+        """What is enforced, in a sentence for the user."""
+        if self.kind == "bwrap":
+            return (
+                "sandboxed with bubblewrap: no network, read-only system, "
+                f"files only in its scratch folder (seen as {MODEL_FOLDER})"
+            )
+        if self.kind == "unshare":
+            return (
+                "no network (unshare), but NOT confined to its folder: the code can read "
+                "and write your files (install bubblewrap to confine it)"
+            )
+        return (
+            "NOT sandboxed on this system: the code runs as you, with network access and "
+            "your files (on Linux, install bubblewrap to isolate it)"
+        )
+
+    def folder(self, scratch: Path) -> str:
+        """The scratch folder as the code sees it."""
+        return MODEL_FOLDER if self.kind == "bwrap" else str(scratch)
+
+    def command(self, argv: list[str], scratch: Path) -> tuple[list[str], Path]:
+        """The command line that runs `argv` in this sandbox, and its working folder."""
+        if self.kind == "bwrap":
+            return [*_bwrap_args(scratch), "--", *argv], scratch
+        return [*self.prefix, *argv], scratch
+
+
+NO_SANDBOX = Sandbox("none")
+
+
+def detect() -> Sandbox:
+    """The best sandbox that works here (probed once per process), or the one
+    ``GPTOSS_LOCAL_SANDBOX`` asks for.
+
+    Raises:
+        ToolsError: The variable names an unknown sandbox, or one that does not work here.
+    """
+    wanted = os.environ.get(SANDBOX_ENV, "").strip().lower()
+    if wanted == "none":
+        return NO_SANDBOX
+    if wanted and wanted not in ("bwrap", "unshare"):
+        raise ToolsError(f"{SANDBOX_ENV}={wanted!r}: choose bwrap, unshare or none")
+    found = _working(wanted or None)
+    if found is None:
+        if wanted:
+            raise ToolsError(
+                f"{SANDBOX_ENV}={wanted}, but {wanted} does not work here (is it installed, "
+                "and may this user create namespaces?); unset it to use what works"
+            )
+        return NO_SANDBOX
+    return found
+
+
+@functools.cache
+def _working(only: str | None) -> Sandbox | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    if only in (None, "bwrap") and shutil.which("bwrap"):
+        probe = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"]
+        if _runs(probe):
+            return Sandbox("bwrap", (), network_blocked=True, files_confined=True)
+    if only in (None, "unshare") and (unshare := shutil.which("unshare")):
+        for prefix in ((unshare, "--net"), (unshare, "--net", "--map-root-user")):
+            if _runs([*prefix, "true"]):
+                return Sandbox("unshare", (*prefix, "--"), network_blocked=True)
+    return None
+
+
+def _runs(argv: list[str]) -> bool:
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=_PROBE_SECONDS, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def _bwrap_args(scratch: Path) -> list[str]:
+    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for path in SYSTEM_PATHS:
+        args += ["--ro-bind-try", path, path]
+    for path in python_paths():
+        args += ["--ro-bind", path, path]
+    args += ["--bind", str(scratch), MODEL_FOLDER, "--chdir", MODEL_FOLDER]
+    return args
+
+
+def python_paths() -> list[str]:
+    """The folders this Python installation lives in (its prefixes, its site-packages and the
+    interpreter's real folder), outermost only, leaving out what the system paths cover."""
+    found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    found |= set(site.getsitepackages())
+    found.add(str(Path(sys.executable).resolve().parent))
+    found |= {str(Path(p).resolve()) for p in list(found)}
+    kept: list[str] = []
+    for path in sorted(p for p in found if Path(p).is_dir() and Path(p) != Path("/")):
+        if not any(_inside(path, outer) for outer in (*kept, "/usr")):
+            kept.append(path)
+    return kept
+
+
+def _inside(path: str, outer: str) -> bool:
+    return Path(path) == Path(outer) or Path(outer) in Path(path).parents

@@ -1,0 +1,68 @@
+"""Building the tools of a chat, a run or a `tools` command from the settings and mcp.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gptoss_local import paths
+from gptoss_local.config import Settings
+from gptoss_local.tools.errors import McpConfigError
+from gptoss_local.tools.mcp_client import McpHub
+from gptoss_local.tools.mcp_config import load_servers
+from gptoss_local.tools.python_tool import PythonTool
+from gptoss_local.tools.registry import ToolRegistry
+
+
+def scratch_dir(label: str) -> Path:
+    """The python tool's scratch folder for `label` (``chat-12``, ``run``, ``call``): under
+    the data folder, kept after the session ends so the files the code wrote stay there."""
+    return paths.data_dir() / "python" / label
+
+
+def python_tool(settings: Settings, label: str) -> PythonTool:
+    """A python tool with the settings' limits and the scratch folder of `label`."""
+    return PythonTool(
+        scratch_dir(label),
+        timeout=float(settings.python_timeout),
+        memory_mb=settings.python_memory_mb,
+    )
+
+
+def open_tools(
+    settings: Settings,
+    *,
+    label: str,
+    python: bool = True,
+    mcp: bool = True,
+    mcp_path: Path | None = None,
+    strict: bool = False,
+) -> ToolRegistry:
+    """The python tool and the tools of mcp.json's servers (started here: seconds).
+
+    Args:
+        settings: The limits of the python tool.
+        label: Names the python tool's scratch folder (see `scratch_dir`).
+        python: Offer the python tool.
+        mcp: Start the MCP servers and offer their tools.
+        mcp_path: mcp.json elsewhere than the config folder (tests).
+        strict: A bad mcp.json raises instead of becoming one of `problems`.
+
+    Raises:
+        McpConfigError: With `strict`, when mcp.json cannot be used.
+        ToolsError: ``GPTOSS_LOCAL_SANDBOX`` names a sandbox that does not work here.
+    """
+    registry = ToolRegistry()
+    if python:
+        registry.set_python(python_tool(settings, label))
+    if mcp:
+        try:
+            servers = load_servers(mcp_path)
+        except McpConfigError as exc:
+            if strict:
+                raise
+            registry.problems.append(str(exc))
+        else:
+            hub = McpHub(servers)
+            hub.start()
+            registry.add_mcp(hub)
+    return registry
