@@ -66,7 +66,7 @@ def _start(session: str, env: dict[str, str], marker: Path) -> None:
     exports = [f"{k}={env[k]}" for k in ("GPTOSS_LOCAL_HOME", "GPTOSS_LOCAL_MANIFEST")]
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "150", "-y", "50",
                     *[a for e in exports for a in ("-e", e)], command],
-                   check=True, env=env, cwd=Path(__file__).parent.parent)  # fmt: skip
+                   check=True, env=env, cwd=Path(__file__).parents[2])  # fmt: skip
 
 
 def _quit(session: str, marker: Path) -> None:

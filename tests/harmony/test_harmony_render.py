@@ -25,7 +25,7 @@ from gptoss_local.harmony import (
 )
 from gptoss_local.harmony.schema import check
 
-GOLDEN = Path(__file__).parent / "golden" / "harmony"
+GOLDEN = Path(__file__).parent / "golden"
 DATE = dt.date(2025, 6, 28)
 
 WEATHER = Tool(

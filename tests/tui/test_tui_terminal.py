@@ -45,7 +45,7 @@ def test_chat_in_a_real_terminal(tiny_gguf: Path, isolated_home: Path, tmp_path:
     env = {**os.environ, "GPTOSS_LOCAL_HOME": str(isolated_home), "TERM": "xterm-256color"}
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "35",
                     "-e", f"GPTOSS_LOCAL_HOME={isolated_home}", command],
-                   check=True, env=env, cwd=Path(__file__).parent.parent)  # fmt: skip
+                   check=True, env=env, cwd=Path(__file__).parents[2])  # fmt: skip
     try:
         _until(lambda: "llamacpp" in _pane(session), "the chat with the model loaded", 60, session)
         subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)

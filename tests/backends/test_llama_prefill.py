@@ -208,7 +208,7 @@ def test_closing_while_a_prefill_tokenizes_a_long_chat_does_not_crash(tiny_gguf:
 
     script = f"""
 import sys, threading
-sys.path.insert(0, {str(Path(__file__).parent)!r})
+sys.path.insert(0, {str(Path(__file__).parents[1])!r})
 from engine_helpers import chat, open_tiny
 import gptoss_local.backends.llama_native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings

@@ -23,7 +23,7 @@ from gptoss_local.store.http_fetch import build_opener, check_url
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.pull import pull_model
 
-SHIPPED = Path(__file__).parent.parent / "models" / "manifest.toml"
+SHIPPED = Path(__file__).parents[2] / "models" / "manifest.toml"
 HF = 'url = "https://huggingface.co/{repo}/resolve/{revision}/{file}"'
 
 
