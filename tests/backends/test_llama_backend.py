@@ -18,21 +18,12 @@ from engine_helpers import (
     prompt_tokens,
     ran,
     steered,
+    text_of,
 )
 
 from gptoss_local.backends.base import BackendError, GenerationSettings
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall, TurnEnded
-
-
-@pytest.fixture(scope="module")
-def backend(tiny_gguf: Path):
-    with open_tiny(tiny_gguf) as loaded:
-        yield loaded
-
-
-def text_of(events: list, kind: type) -> str:
-    return "".join(e.text for e in events if isinstance(e, kind))
 
 
 def test_steered_reply_streams_reasoning_then_answer_and_stops_on_return(backend) -> None:

@@ -3,10 +3,7 @@ stays text, the control token itself is a marker (issue #13, item 2)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-from engine_helpers import chat, finished, open_tiny, ran
+from engine_helpers import chat, finished, ran, text_of
 
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.backends.llama_options import LlamaOptions
@@ -15,16 +12,6 @@ from gptoss_local.harmony import parse_completion
 
 MARKERS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>")
 STOPS = ("<|return|>", "<|call|>", "<|endoftext|>")
-
-
-@pytest.fixture(scope="module")
-def backend(tiny_gguf: Path):
-    with open_tiny(tiny_gguf) as loaded:
-        yield loaded
-
-
-def text_of(events: list, kind: type) -> str:
-    return "".join(e.text for e in events if isinstance(e, kind))
 
 
 def spelled(backend, text: str) -> str:

@@ -203,12 +203,12 @@ def test_every_native_tokenize_holds_the_lock_close_takes(tiny_gguf: Path, monke
 def test_closing_while_a_prefill_tokenizes_a_long_chat_does_not_crash(tiny_gguf: Path) -> None:
     """The race itself, in a child process (a crash would take pytest down): a prefill of a long
     chat on a thread, close() as soon as it is tokenizing."""
+    import os
     import subprocess
     import sys
 
     script = f"""
-import sys, threading
-sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+import threading
 from engine_helpers import chat, open_tiny
 import gptoss_local.backends.llama_native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings
@@ -234,6 +234,8 @@ for _ in range(4):
     native.tokenize = real
 print("survived")
 """
+    tests = Path(__file__).parents[1]  # for engine_helpers, as pytest's pythonpath has it
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests.parent), str(tests)])}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+                          env=env, timeout=120)  # fmt: skip
     assert done.returncode == 0 and "survived" in done.stdout, done.stderr[-2000:]

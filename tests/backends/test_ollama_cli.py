@@ -10,16 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cards import card
-from fake_nvml import FakeNvml
 from fake_ollama.helpers import gone, install, running_fake
-from tui_helpers import open_history, run_async, send_and_wait, wait_for_model
+from installed_cli import Cli
+from tui_helpers import open_history, send_and_wait, wait_for_model
 
 from gptoss_local import catalog, config
 from gptoss_local.backends import ollama_daemon, ollama_spawn
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.backends.ollama_probe import free_port
-from gptoss_local.cli import main
 from gptoss_local.hardware import machine as hardware
 from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.setup.first_run import Setup
@@ -29,23 +27,18 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in ne
 
 
 @pytest.fixture
-def program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_gguf: Path) -> Path:
-    monkeypatch.setattr(hardware, "load_nvml", lambda: FakeNvml([card("4090")]))
+def program(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_gguf: Path, rtx_4090: None
+) -> Path:
     path = tmp_path / "last-request.json"
     monkeypatch.setenv("FAKE_OLLAMA_RECORD", str(path))
     return install(tmp_path, monkeypatch, tiny_gguf)
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_run_with_the_ollama_backend_streams_and_stops_its_daemon(
     program: Path,
     tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     started: list[int] = []
@@ -57,7 +50,7 @@ def test_run_with_the_ollama_backend_streams_and_stops_its_daemon(
         return process
 
     monkeypatch.setattr(ollama_spawn, "spawn", spawn)
-    code, out, err = run(capsys, "run", "--backend", "ollama", "--json", "--effort", "low", "hi")
+    code, out, err = cli("run", "--backend", "ollama", "--json", "--effort", "low", "hi")
     assert code == 0, err
     assert len(started) == 1 and gone(started[0])
     records = [json.loads(line) for line in out.splitlines()]
@@ -70,35 +63,33 @@ def test_run_with_the_ollama_backend_streams_and_stops_its_daemon(
     assert "Listening on" in log
 
 
-def test_run_refuses_a_model_path_with_ollama(
-    program: Path, capsys: pytest.CaptureFixture[str], tiny_gguf: Path
-) -> None:
-    code, _, err = run(capsys, "run", "--backend", "ollama", "--model-path", str(tiny_gguf), "x")
+def test_run_refuses_a_model_path_with_ollama(program: Path, cli: Cli, tiny_gguf: Path) -> None:
+    code, _, err = cli("run", "--backend", "ollama", "--model-path", str(tiny_gguf), "x")
     assert code == 2 and "llama.cpp backend only" in err
 
 
-def test_pull_with_the_ollama_backend(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "pull", "--backend", "ollama", "120b")
+def test_pull_with_the_ollama_backend(program: Path, cli: Cli) -> None:
+    code, out, err = cli("pull", "--backend", "ollama", "120b")
     assert code == 0, err
     assert out.strip() == "gpt-oss:120b" and "100%" in err
 
 
 def test_a_failed_ollama_pull_exits_2(
-    program: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    program: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FAKE_OLLAMA_PULL_FAIL", "1")
-    code, _, err = run(capsys, "pull", "--backend", "ollama", "120b")
+    code, _, err = cli("pull", "--backend", "ollama", "120b")
     assert code == 2 and "max retries exceeded" in err
 
 
 def test_doctor_shows_a_running_ollama_and_its_gpt_oss_tags(
-    program: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    program: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     port = free_port()
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{port}")
     with running_fake(program, port, FAKE_OLLAMA_MODELS="gpt-oss:20b,llama3:8b"):
-        doc = json.loads(run(capsys, "doctor", "--json")[1])
-        text = run(capsys, "doctor")[1]
+        doc = json.loads(cli("doctor", "--json")[1])
+        text = cli("doctor")[1]
     assert set(doc) == {"gpus", "ram", "disk", "engine", "plan"}
     status = doc["engine"]["ollama"]
     assert status["installed"] and status["running"] and status["version"] == "0.12.3"
@@ -107,16 +98,15 @@ def test_doctor_shows_a_running_ollama_and_its_gpt_oss_tags(
 
 
 def test_doctor_without_ollama(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch, rtx_4090: None
 ) -> None:
-    monkeypatch.setattr(hardware, "load_nvml", lambda: FakeNvml([card("4090")]))
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{free_port()}")
     monkeypatch.setattr(ollama_daemon, "_install_locations", lambda: [])
-    doc = json.loads(run(capsys, "doctor", "--json")[1])
+    doc = json.loads(cli("doctor", "--json")[1])
     assert doc["engine"]["ollama"]["installed"] is False
     assert doc["engine"]["ollama"]["running"] is False
-    assert "Ollama: not installed" in run(capsys, "doctor")[1]
+    assert "Ollama: not installed" in cli("doctor")[1]
 
 
 def test_doctor_opens_no_connection_without_ollama(
@@ -134,7 +124,6 @@ def test_doctor_opens_no_connection_without_ollama(
     assert status["installed"] is False and status["running"] is False
 
 
-@run_async
 async def test_the_chat_tui_streams_through_the_ollama_backend(
     program: Path, tmp_path: Path
 ) -> None:

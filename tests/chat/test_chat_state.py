@@ -3,20 +3,11 @@ until then, an edit that deletes nothing before its replacement is sent, what a 
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from gptoss_local.backends.base import BackendInfo
 from gptoss_local.chat.chat_state import ChatState
 from gptoss_local.session.history import History
 
 INFO = BackendInfo("llamacpp", "gpt-oss-20b", "entirely on the GPU", 8192)
-
-
-@pytest.fixture(name="history")
-def fixture_history(tmp_path: Path) -> History:
-    return History(tmp_path / "history.sqlite3")
 
 
 def exchange(state: ChatState, question: str, answer: str) -> None:

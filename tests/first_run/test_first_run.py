@@ -11,10 +11,6 @@ import pytest
 from first_run_helpers import FILE, MODEL, install_tiny, machine, serve_tiny, setup_for
 from http_fixture import Fault, FileServer
 from store_files import gguf_file
-from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
-    fixture_http_server,
-    fixture_store_env,
-)
 
 from gptoss_local import config, paths
 from gptoss_local.backends.base import BackendInfo
@@ -24,11 +20,6 @@ from gptoss_local.plan.wishes import Wishes
 from gptoss_local.store.errors import PullCancelled
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.progress import Progress
-
-
-@pytest.fixture(name="cat")
-def fixture_cat(http_server: FileServer, tiny_gguf: Path, tmp_path: Path) -> Catalog:
-    return serve_tiny(http_server, tiny_gguf, tmp_path / "manifest.toml")
 
 
 def test_the_first_run_asks_and_a_remembered_model_with_weights_does_not(

@@ -4,46 +4,26 @@ from the loopback server with progress, cancel and resume; loading with progress
 from __future__ import annotations
 
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from fake_nvml import FakeNvml
 from first_run_helpers import FILE, MODEL, install_tiny, serve_tiny, setup_for
 from http_fixture import Fault, FileServer
 from store_files import gguf_file
-from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
-    fixture_http_server,
-    fixture_store_env,
-)
+from textual.pilot import Pilot
 from textual.widgets import Button, Select, Static
-from tui_helpers import (
-    ScriptedBackend,
-    assert_snapshot,
-    open_history,
-    reply,
-    run_async,
-    wait_for,
-)
+from tui_helpers import AppOn, ScriptedBackend, assert_snapshot, reply, wait_for
 
 from gptoss_local import config, paths
 from gptoss_local.backends.base import BackendError
 from gptoss_local.catalog import Catalog
-from gptoss_local.hardware.vram import VramMonitor
-from gptoss_local.setup.first_run import Setup
 from gptoss_local.store.layout import file_paths
-from gptoss_local.tui.app import ChatApp, make_app
+from gptoss_local.tui.app import ChatApp
 from gptoss_local.tui.first_run import FirstRunScreen
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.status import StatusBar
-
-
-@pytest.fixture(name="cat")
-def fixture_cat(http_server: FileServer, tiny_gguf: Path, tmp_path: Path) -> Catalog:
-    return serve_tiny(http_server, tiny_gguf, tmp_path / "manifest.toml")
-
-
-def first_run_app(tmp_path: Path, setup: Setup) -> ChatApp:
-    return make_app(open_history(tmp_path), setup=setup, vram=VramMonitor(FakeNvml([])))
 
 
 def screen_text(app: ChatApp, selector: str) -> str:
@@ -54,13 +34,19 @@ def on_first_run(app: ChatApp) -> bool:
     return isinstance(app.screen, FirstRunScreen)
 
 
-@run_async
-async def test_the_first_run_shows_the_pc_the_plan_and_what_a_download_needs(
-    tmp_path: Path, cat: Catalog
-) -> None:
-    app = first_run_app(tmp_path, setup_for(cat))
-    async with app.run_test(size=(100, 50)) as pilot:
+@asynccontextmanager
+async def asking(app: ChatApp, size: tuple[int, int] = (100, 50)) -> AsyncIterator[Pilot]:
+    """The app running in a terminal of `size`, once it shows the first-run screen."""
+    async with app.run_test(size=size) as pilot:
         await wait_for(pilot, lambda: on_first_run(app), what="the first-run screen")
+        yield pilot
+
+
+async def test_the_first_run_shows_the_pc_the_plan_and_what_a_download_needs(
+    app_on: AppOn, cat: Catalog
+) -> None:
+    app = app_on(setup=setup_for(cat))
+    async with asking(app):
         screen = app.screen
         hardware = "\n".join(str(s.render()) for s in screen.query(".facts"))
         assert "no NVIDIA driver (test)" in hardware and "RAM" in hardware
@@ -74,9 +60,8 @@ async def test_the_first_run_shows_the_pc_the_plan_and_what_a_download_needs(
         assert not screen.query_one("#effort", Select).disabled
 
 
-@run_async
 async def test_snapshot_first_run(
-    tmp_path: Path, cat: Catalog, monkeypatch: pytest.MonkeyPatch
+    app_on: AppOn, cat: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import shutil
 
@@ -86,19 +71,16 @@ async def test_snapshot_first_run(
     shutil.rmtree(home, ignore_errors=True)
     monkeypatch.setenv("GPTOSS_LOCAL_HOME", str(home))
     monkeypatch.setattr(first_run, "free_bytes", lambda folder: 812 << 30)
-    app = first_run_app(tmp_path, setup_for(cat, context=None))
-    async with app.run_test(size=(100, 52)) as pilot:
-        await wait_for(pilot, lambda: on_first_run(app), what="the first-run screen")
+    app = app_on(setup=setup_for(cat, context=None))
+    async with asking(app, (100, 52)) as pilot:
         await assert_snapshot(pilot, "first_run")
 
 
-@run_async
 async def test_download_load_and_chat_then_the_choice_is_remembered(
-    tmp_path: Path, cat: Catalog, tiny_gguf: Path
+    app_on: AppOn, cat: Catalog, tiny_gguf: Path
 ) -> None:
-    app = first_run_app(tmp_path, setup_for(cat))
-    async with app.run_test(size=(100, 50)) as pilot:
-        await wait_for(pilot, lambda: on_first_run(app), what="the first-run screen")
+    app = app_on(setup=setup_for(cat))
+    async with asking(app) as pilot:
         app.screen.query_one("#effort", Select).value = "high"
         await pilot.pause()
         await pilot.click("#start")
@@ -114,18 +96,16 @@ async def test_download_load_and_chat_then_the_choice_is_remembered(
     assert not setup_for(cat, context=None).needs_screen()  # the next run goes straight in
 
 
-@run_async
 async def test_cancel_keeps_the_partial_and_start_resumes_it(
-    tmp_path: Path, http_server: FileServer
+    tmp_path: Path, app_on: AppOn, http_server: FileServer
 ) -> None:
     big = tmp_path / "big.gguf"  # not a loadable model: the load then fails, visibly
     big.write_bytes(gguf_file(8 << 20, seed=4))
     cat = serve_tiny(http_server, big, tmp_path / "manifest.toml")
     http_server.fault("main", FILE, Fault("throttle", rate=2 << 20))
     part = file_paths(FILE, paths.models_dir()).part
-    app = first_run_app(tmp_path, setup_for(cat))
-    async with app.run_test(size=(100, 50)) as pilot:
-        await wait_for(pilot, lambda: on_first_run(app), what="the first-run screen")
+    app = app_on(setup=setup_for(cat))
+    async with asking(app) as pilot:
         await pilot.click("#start")
         line = lambda: screen_text(app, "#download-line")  # noqa: E731
         await wait_for(pilot, lambda: "MiB of" in line(), 10, "download progress")
@@ -146,21 +126,17 @@ async def test_cancel_keeps_the_partial_and_start_resumes_it(
     assert http_server.hits[-1].start == kept  # the second request resumed
 
 
-@run_async
-async def test_quit_on_the_first_run_screen_leaves_the_app(tmp_path: Path, cat: Catalog) -> None:
-    app = first_run_app(tmp_path, setup_for(cat))
-    async with app.run_test(size=(100, 50)) as pilot:
-        await wait_for(pilot, lambda: on_first_run(app), what="the first-run screen")
+async def test_quit_on_the_first_run_screen_leaves_the_app(app_on: AppOn, cat: Catalog) -> None:
+    app = app_on(setup=setup_for(cat))
+    async with asking(app) as pilot:
         await pilot.click("#quit")
         await wait_for(pilot, lambda: not app.is_running, 5, "the app to exit")
     assert not paths.settings_file().exists()  # nothing was chosen
 
 
-@run_async
-async def test_changing_a_choice_plans_again(tmp_path: Path, cat: Catalog) -> None:
-    app = first_run_app(tmp_path, setup_for(cat, context=None))
-    async with app.run_test(size=(100, 50)) as pilot:
-        await wait_for(pilot, lambda: on_first_run(app), what="the first-run screen")
+async def test_changing_a_choice_plans_again(app_on: AppOn, cat: Catalog) -> None:
+    app = app_on(setup=setup_for(cat, context=None))
+    async with asking(app) as pilot:
         app.screen.query_one("#context", Select).value = 8192
         await wait_for(pilot, lambda: "8,192 tokens" in screen_text(app, "#plan"), 5, "replan")
         app.screen.query_one("#backend", Select).value = "ollama"
@@ -169,8 +145,7 @@ async def test_changing_a_choice_plans_again(tmp_path: Path, cat: Catalog) -> No
         assert str(app.screen.query_one("#start", Button).label) == "Start"
 
 
-@run_async
-async def test_loading_shows_progress_then_the_banner_goes(tmp_path: Path) -> None:
+async def test_loading_shows_progress_then_the_banner_goes(app_on: AppOn) -> None:
     gate = threading.Event()
     backend = ScriptedBackend(reply("r", "hi"))
 
@@ -179,7 +154,7 @@ async def test_loading_shows_progress_then_the_banner_goes(tmp_path: Path) -> No
         gate.wait(10)
         return backend
 
-    app = make_app(open_history(tmp_path), factory, vram=VramMonitor(FakeNvml([])))
+    app = app_on(factory)
     async with app.run_test() as pilot:
         banner = app.query_one(LoadingBanner)
         what = lambda: str(banner.query_one("#load-what").render())  # noqa: E731
@@ -189,12 +164,11 @@ async def test_loading_shows_progress_then_the_banner_goes(tmp_path: Path) -> No
         await wait_for(pilot, lambda: not banner.display, 5, "the banner to go")
 
 
-@run_async
-async def test_a_failed_load_stays_on_screen_with_what_to_do(tmp_path: Path) -> None:
+async def test_a_failed_load_stays_on_screen_with_what_to_do(app_on: AppOn) -> None:
     def factory(_progress: object) -> ScriptedBackend:
         raise BackendError("not enough memory", hint="Use --cpu-moe 4.", kind="out_of_memory")
 
-    app = make_app(open_history(tmp_path), factory, vram=VramMonitor(FakeNvml([])))
+    app = app_on(factory)
     async with app.run_test() as pilot:
         banner = app.query_one(LoadingBanner)
         await wait_for(pilot, lambda: banner.has_class("-failed"), 5, "the failure")
@@ -204,11 +178,9 @@ async def test_a_failed_load_stays_on_screen_with_what_to_do(tmp_path: Path) -> 
         assert "sending a message tries again" in text
 
 
-@run_async
-async def test_the_keyboard_reaches_every_choice(tmp_path: Path, cat: Catalog) -> None:
-    app = first_run_app(tmp_path, setup_for(cat))
-    async with app.run_test(size=(100, 50)) as pilot:
-        await wait_for(pilot, lambda: on_first_run(app), what="the first-run screen")
+async def test_the_keyboard_reaches_every_choice(app_on: AppOn, cat: Catalog) -> None:
+    app = app_on(setup=setup_for(cat))
+    async with asking(app) as pilot:
         assert app.focused is not None and app.focused.id == "start"
         await pilot.press("shift+tab")
         assert app.focused is not None and app.focused.id == "effort"
@@ -220,27 +192,23 @@ async def test_the_keyboard_reaches_every_choice(tmp_path: Path, cat: Catalog) -
         assert "ScrollWhenNeeded" not in kinds  # the screen fits: no Tab stop on its container
 
 
-@run_async
 async def test_a_screen_too_small_can_be_scrolled_from_the_keyboard(
-    tmp_path: Path, cat: Catalog
+    app_on: AppOn, cat: Catalog
 ) -> None:
-    app = first_run_app(tmp_path, setup_for(cat))
-    async with app.run_test(size=(80, 16)) as pilot:
-        await wait_for(pilot, lambda: on_first_run(app), what="the first-run screen")
+    app = app_on(setup=setup_for(cat))
+    async with asking(app, (80, 16)):
         kinds = {type(widget).__name__ for widget in app.screen.focus_chain}
         assert "ScrollWhenNeeded" in kinds
 
 
-@run_async
 async def test_f9_chooses_again_and_back_keeps_the_model(
-    tmp_path: Path, cat: Catalog, tiny_gguf: Path
+    app_on: AppOn, cat: Catalog, tiny_gguf: Path
 ) -> None:
     install_tiny(tiny_gguf)
     setup = setup_for(cat)
     choices = setup.initial()
     ready = setup.ready(choices, setup.plan(choices))
-    app = make_app(open_history(tmp_path), ready=ready, setup=setup,
-                   vram=VramMonitor(FakeNvml([])))  # fmt: skip
+    app = app_on(ready=ready, setup=setup)
     async with app.run_test(size=(100, 50)) as pilot:
         status = app.query_one(StatusBar)
         await wait_for(pilot, lambda: status.info is not None, 60, "the first load")

@@ -15,7 +15,7 @@ import harmony_spec as spec
 import harmony_streams as streams
 import openai_harmony as oh
 import pytest
-from test_harmony_parse import STREAMS, _without_seam_joiners
+from harmony_recorded import STREAMS, without_seam_joiners
 
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta, ToolCall, TurnEnded
 from gptoss_local.harmony import HarmonyStreamParser, merge_events
@@ -56,7 +56,7 @@ def ours(oracle: Any, tokens: list[int], *, by_token: bool) -> list[Event]:
         else:
             events += parser.feed(piece)
     events = merge_events(events + parser.finish())
-    return _normalise(events if by_token else _without_seam_joiners(events))
+    return _normalise(events if by_token else without_seam_joiners(events))
 
 
 def _normalise(events: list[Event]) -> list[Event]:

@@ -16,8 +16,8 @@ import harmony_generate as gen
 import harmony_spec as spec
 import openai_harmony as oh
 import pytest
+from harmony_cases import CASES, DATE, HELLO
 from harmony_schemas import DESCRIPTIONS, SCHEMAS
-from test_harmony_render import CASES, DATE
 
 from gptoss_local.harmony import (
     WORD_JOINER,
@@ -29,7 +29,6 @@ from gptoss_local.harmony import (
 )
 
 KEEP_ALL = oh.RenderConversationConfig(auto_drop_analysis=False)
-HELLO = [Message("user", "Hello!")]
 
 
 def oracle_prompt(oracle: Any, messages: list[Message], **options: Any) -> tuple[str, list[int]]:
@@ -130,22 +129,28 @@ def _full_history(*turns: tuple[str, str, str]) -> list[oh.Message]:
     return out
 
 
+def _our_history(*turns: tuple[str, str, str]) -> list[Message]:
+    """The same turns as our messages."""
+    out = []
+    for question, reasoning, answer in turns:
+        out += [Message("user", question), Message("assistant", answer, reasoning=reasoning)]
+    return out
+
+
+def _their_prompt(oracle: Any, found: list[oh.Message]) -> str:
+    """openai-harmony's prompt for the next assistant turn, dropping as it does by default."""
+    conversation = oh.Conversation.from_messages(found)
+    return oracle.text(
+        oracle.encoding.render_conversation_for_completion(conversation, oh.Role.ASSISTANT)
+    )
+
+
 def test_openai_harmony_keeps_analysis_after_the_first_final(oracle: Any) -> None:
     """openai-harmony drops analysis only before the first final answer; the spec (and we)
     drop the analysis of every finished turn. The prompts differ by exactly that message."""
-    found = [*_full_history(("q1", "r1", "a1"), ("q2", "r2", "a2")), _said(oh.Role.USER, "q3")]
-    tokens = oracle.encoding.render_conversation_for_completion(
-        oh.Conversation.from_messages(found), oh.Role.ASSISTANT
-    )
-    theirs = oracle.text(tokens)
-    history = [
-        Message("user", "q1"),
-        Message("assistant", "a1", reasoning="r1"),
-        Message("user", "q2"),
-        Message("assistant", "a2", reasoning="r2"),
-        Message("user", "q3"),
-    ]
-    ours = render_prompt(history, current_date=DATE)
+    turns = (("q1", "r1", "a1"), ("q2", "r2", "a2"))
+    theirs = _their_prompt(oracle, [*_full_history(*turns), _said(oh.Role.USER, "q3")])
+    ours = render_prompt([*_our_history(*turns), Message("user", "q3")], current_date=DATE)
     kept = "<|start|>assistant<|channel|>analysis<|message|>r2<|end|>"
     assert "r1" not in theirs and kept in theirs
     assert theirs.replace(kept, "") == ours
@@ -158,13 +163,9 @@ def test_openai_harmony_keeps_old_analysis_while_a_chain_runs(oracle: Any) -> No
     found += [_said(oh.Role.USER, "q2"), _said(oh.Role.ASSISTANT, "r2", "analysis")]
     call = _said(oh.Role.ASSISTANT, "{}", "commentary").with_recipient("functions.f")
     found.append(call.with_content_type("<|constrain|>json"))
-    tokens = oracle.encoding.render_conversation_for_completion(
-        oh.Conversation.from_messages(found), oh.Role.ASSISTANT
-    )
-    theirs = oracle.text(tokens)
+    theirs = _their_prompt(oracle, found)
     history = [
-        Message("user", "q1"),
-        Message("assistant", "a1", reasoning="r1"),
+        *_our_history(("q1", "r1", "a1")),
         Message("user", "q2"),
         Message("assistant", reasoning="r2", tool_calls=(ToolCallRecord("f", "{}"),)),
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from test_harmony_parse import STREAMS
+from harmony_recorded import STREAMS
 
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta, ToolCall, TurnEnded
 from gptoss_local.harmony import WORD_JOINER, HarmonyStreamParser, merge_events, parse_completion

@@ -1,4 +1,4 @@
-"""Helpers of the session tests: fake clocks and a history opened with them."""
+"""Helpers of the session tests: fake clocks, a history opened with them, and a small chat."""
 
 from __future__ import annotations
 
@@ -49,3 +49,50 @@ def open_history(path: Path | None = None, **options: object) -> tuple[History, 
     clock = FakeClock()
     history = History(path, clock=clock, now=Ticker(), **options)  # type: ignore[arg-type]
     return history, clock
+
+
+HEADLINE = "Chat 1 · gpt-oss-20b (llamacpp) · effort high · created 2026-05-01 12:00 UTC"
+EXPECTED_MD = f"""\
+# Sky colour
+
+{HEADLINE} · updated 2026-05-01 12:00 UTC
+
+> **Instructions**
+>
+> Be brief.
+>
+> Use metric units.
+
+## User
+
+Why is the sky blue?
+
+## Assistant
+
+<details><summary>Reasoning</summary>
+
+Rayleigh scattering.
+
+</details>
+
+Because air scatters **blue** light more.
+
+*812 tokens (300 reasoning, 512 answer) · TTFT 0.21 s · 245.3 tokens/s · effort high · complete*
+"""
+
+
+def small_chat(history: History) -> int:
+    """Chat "Sky colour": a question and its finished reply (`EXPECTED_MD` as Markdown)."""
+    chat = history.create_chat(
+        "Sky colour",
+        effort="high",
+        instructions="Be brief.\n\nUse metric units.",
+        model="gpt-oss-20b",
+        backend="llamacpp",
+    )
+    history.add_user_message(chat.id, "Why is the sky blue?")
+    reply = history.begin_assistant_message(chat.id)
+    history.append_to_assistant(reply.id, reasoning="Rayleigh scattering.")
+    history.append_to_assistant(reply.id, answer="Because air scatters **blue** light more.")
+    history.finish_assistant(reply.id, STATS)
+    return chat.id

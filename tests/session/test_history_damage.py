@@ -24,7 +24,6 @@ from tui_helpers import (
     notifications,
     open_history,
     reply,
-    run_async,
     scripted_app,
     send,
     wait_for,
@@ -232,7 +231,6 @@ async def _type_into_a_damaged_history(app: ChatApp, path: Path) -> None:
         await pilot.press("ctrl+q")
 
 
-@run_async
 async def test_sending_into_a_damaged_history_keeps_the_text_and_remembers_why(
     tmp_path: Path,
 ) -> None:
@@ -244,7 +242,6 @@ async def test_sending_into_a_damaged_history_keeps_the_text_and_remembers_why(
     assert app.unsent_text() == TYPED
 
 
-@run_async
 async def test_damage_while_a_reply_streams_is_remembered(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite3"
     some_chats(path)

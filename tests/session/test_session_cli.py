@@ -8,17 +8,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from session_helpers import open_history
-from test_session_export import EXPECTED_MD, small_chat
+from installed_cli import Cli
+from session_helpers import EXPECTED_MD, open_history, small_chat
 
-from gptoss_local.cli import main
 from gptoss_local.session.storage import default_path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
@@ -31,19 +24,17 @@ def two_chats() -> int:
 
 
 def test_without_a_history_nothing_is_listed_or_created(
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    code, out, _ = run(capsys, "chats")
+    code, out, _ = cli("chats")
     assert code == 0 and "No saved chats yet" in out
-    code, out, _ = run(capsys, "chats", "--json")
+    code, out, _ = cli("chats", "--json")
     assert code == 0 and json.loads(out)["chats"] == []
     assert not default_path().exists()
 
 
-def test_chats_prints_a_table_newest_first(
-    capsys: pytest.CaptureFixture[str], two_chats: int
-) -> None:
-    code, out, _ = run(capsys, "chats")
+def test_chats_prints_a_table_newest_first(cli: Cli, two_chats: int) -> None:
+    code, out, _ = cli("chats")
     lines = out.splitlines()
     assert code == 0 and lines[0].split() == ["ID", "TITLE", "UPDATED", "MESSAGES", "MODEL"]
     assert lines[1].split()[:3] == ["2", "Second", "chat"] and lines[1].endswith("gpt-oss-120b")
@@ -51,12 +42,12 @@ def test_chats_prints_a_table_newest_first(
         "2",
         "gpt-oss-20b",
     ]
-    assert run(capsys, "chats", "list")[1] == out
+    assert cli("chats", "list")[1] == out
 
 
-def test_chats_json_and_search(capsys: pytest.CaptureFixture[str], two_chats: int) -> None:
+def test_chats_json_and_search(cli: Cli, two_chats: int) -> None:
     for argv in (["chats", "--json"], ["chats", "list", "--json"]):
-        code, out, _ = run(capsys, *argv)
+        code, out, _ = cli(*argv)
         doc = json.loads(out)
         assert code == 0 and doc["history"] == str(default_path())
         assert [c["id"] for c in doc["chats"]] == [2, 1]
@@ -69,26 +60,22 @@ def test_chats_json_and_search(capsys: pytest.CaptureFixture[str], two_chats: in
         assert set(first) == {
             "id", "title", "created_at", "updated_at", "messages", "model", "backend", "effort"
         }  # fmt: skip
-    code, out, _ = run(capsys, "chats", "--json", "--search", "SKY")
+    code, out, _ = cli("chats", "--json", "--search", "SKY")
     assert [c["id"] for c in json.loads(out)["chats"]] == [1]
-    code, out, _ = run(capsys, "chats", "list", "--search", "nothing like it")
+    code, out, _ = cli("chats", "list", "--search", "nothing like it")
     assert code == 0 and "No chat matches 'nothing like it'" in out
 
 
-def test_export_markdown_and_json_to_stdout(
-    capsys: pytest.CaptureFixture[str], two_chats: int
-) -> None:
-    code, out, _ = run(capsys, "chats", "export", str(two_chats))
+def test_export_markdown_and_json_to_stdout(cli: Cli, two_chats: int) -> None:
+    code, out, _ = cli("chats", "export", str(two_chats))
     assert code == 0 and out == EXPECTED_MD
-    code, out, _ = run(capsys, "chats", "export", str(two_chats), "--format", "json")
+    code, out, _ = cli("chats", "export", str(two_chats), "--format", "json")
     assert code == 0 and json.loads(out)["chat"]["id"] == two_chats
 
 
-def test_export_to_a_private_file(
-    capsys: pytest.CaptureFixture[str], two_chats: int, tmp_path: Path
-) -> None:
+def test_export_to_a_private_file(cli: Cli, two_chats: int, tmp_path: Path) -> None:
     target = tmp_path / "sky.md"
-    code, out, err = run(capsys, "chats", "export", str(two_chats), "--output", str(target))
+    code, out, err = cli("chats", "export", str(two_chats), "--output", str(target))
     assert code == 0 and out == "" and f"wrote chat {two_chats} (2 messages) to {target}" in err
     assert target.read_text(encoding="utf-8") == EXPECTED_MD
     if os.name != "nt":
@@ -96,15 +83,15 @@ def test_export_to_a_private_file(
 
 
 def test_unknown_ids_and_unwritable_outputs_exit_2(
-    capsys: pytest.CaptureFixture[str], two_chats: int, tmp_path: Path
+    cli: Cli, two_chats: int, tmp_path: Path
 ) -> None:
-    code, _, err = run(capsys, "chats", "export", "42")
+    code, _, err = cli("chats", "export", "42")
     assert code == 2
     assert "gptoss-local: error: no chat with id 42; `gptoss-local chats` lists" in err
-    code, _, err = run(capsys, "chats", "export", "1", "-o", str(tmp_path / "no" / "dir.md"))
+    code, _, err = cli("chats", "export", "1", "-o", str(tmp_path / "no" / "dir.md"))
     assert code == 2 and "cannot write" in err
 
 
-def test_export_without_a_history_is_an_unknown_id(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "chats", "export", "1", "--format", "json")
+def test_export_without_a_history_is_an_unknown_id(cli: Cli) -> None:
+    code, _, err = cli("chats", "export", "1", "--format", "json")
     assert code == 2 and "no chat with id 1" in err and not default_path().exists()

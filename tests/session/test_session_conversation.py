@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
-
-from session_helpers import open_history
 
 from gptoss_local.events import ToolCall
 from gptoss_local.harmony import Message, Tool, ToolCallRecord, render_prompt
@@ -33,8 +30,7 @@ def build(history: History) -> int:
     return chat.id
 
 
-def test_failed_and_empty_partial_replies_are_left_out(tmp_path: Path) -> None:
-    history, _ = open_history(tmp_path / "h.sqlite3")
+def test_failed_and_empty_partial_replies_are_left_out(history: History) -> None:
     chat_id = build(history)
     tools = (Tool("get_weather", "Weather of a city."),)
     conversation = history.to_conversation(chat_id, tools=tools, current_date=dt.date(2026, 5, 1))
@@ -55,23 +51,19 @@ def test_failed_and_empty_partial_replies_are_left_out(tmp_path: Path) -> None:
     )
     prompt = render_prompt(conversation.messages, instructions=conversation.instructions)
     assert "Probably rain" in prompt and "Tomor<" not in prompt and "decode failed" not in prompt
-    history.close()
 
 
-def test_a_crash_interrupted_reply_with_text_is_kept(tmp_path: Path) -> None:
-    history, _ = open_history(tmp_path / "h.sqlite3")
+def test_a_crash_interrupted_reply_with_text_is_kept(history: History) -> None:
     chat = history.create_chat()
     history.add_user_message(chat.id, "hi")
     reply = history.begin_assistant_message(chat.id)
     history.append_to_assistant(reply.id, answer="Hello th")
     assert history.to_conversation(chat.id).messages[-1] == Message("assistant", "Hello th")
-    history.close()
 
 
 def test_unparsed_arguments_go_back_raw_and_unrenderable_calls_are_dropped(
-    tmp_path: Path,
+    history: History,
 ) -> None:
-    history, _ = open_history(tmp_path / "h.sqlite3")
     chat = history.create_chat()
     history.add_user_message(chat.id, "go")
     reply = history.begin_assistant_message(chat.id)
@@ -82,4 +74,3 @@ def test_unparsed_arguments_go_back_raw_and_unrenderable_calls_are_dropped(
     history.finish_assistant(reply.id, tool_calls=calls)
     last = history.to_conversation(chat.id).messages[-1]
     assert last.tool_calls == (ToolCallRecord("lookup", "{bad"),)
-    history.close()

@@ -4,70 +4,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
-from session_helpers import STATS, open_history
+from session_helpers import EXPECTED_MD, STATS, small_chat
 
 from gptoss_local.events import ToolCall
 from gptoss_local.session import export
 from gptoss_local.session.history import History
 
-HEADLINE = "Chat 1 · gpt-oss-20b (llamacpp) · effort high · created 2026-05-01 12:00 UTC"
-EXPECTED_MD = f"""\
-# Sky colour
 
-{HEADLINE} · updated 2026-05-01 12:00 UTC
-
-> **Instructions**
->
-> Be brief.
->
-> Use metric units.
-
-## User
-
-Why is the sky blue?
-
-## Assistant
-
-<details><summary>Reasoning</summary>
-
-Rayleigh scattering.
-
-</details>
-
-Because air scatters **blue** light more.
-
-*812 tokens (300 reasoning, 512 answer) · TTFT 0.21 s · 245.3 tokens/s · effort high · complete*
-"""
-
-
-def small_chat(history: History) -> int:
-    chat = history.create_chat(
-        "Sky colour",
-        effort="high",
-        instructions="Be brief.\n\nUse metric units.",
-        model="gpt-oss-20b",
-        backend="llamacpp",
-    )
-    history.add_user_message(chat.id, "Why is the sky blue?")
-    reply = history.begin_assistant_message(chat.id)
-    history.append_to_assistant(reply.id, reasoning="Rayleigh scattering.")
-    history.append_to_assistant(reply.id, answer="Because air scatters **blue** light more.")
-    history.finish_assistant(reply.id, STATS)
-    return chat.id
-
-
-def test_markdown_of_a_chat(tmp_path: Path) -> None:
-    history, _ = open_history(tmp_path / "h.sqlite3")
+def test_markdown_of_a_chat(history: History) -> None:
     chat_id = small_chat(history)
     text = export.to_markdown(history.get_chat(chat_id), history.messages(chat_id))
     assert text == EXPECTED_MD
-    history.close()
 
 
-def test_markdown_keeps_odd_text_inside_its_blocks(tmp_path: Path) -> None:
-    history, _ = open_history(tmp_path / "h.sqlite3")
+def test_markdown_keeps_odd_text_inside_its_blocks(history: History) -> None:
     chat = history.create_chat()
     history.add_user_message(chat.id, "go")
     reply = history.begin_assistant_message(chat.id, effort="low")
@@ -84,11 +35,9 @@ def test_markdown_keeps_odd_text_inside_its_blocks(tmp_path: Path) -> None:
     assert "*effort low · complete*" in text
     assert "*effort medium · failed: out of memory*" in text
     assert text.endswith("*effort medium · partial (interrupted)*\n")
-    history.close()
 
 
-def test_json_of_a_chat(tmp_path: Path) -> None:
-    history, _ = open_history(tmp_path / "h.sqlite3")
+def test_json_of_a_chat(history: History) -> None:
     chat_id = small_chat(history)
     doc = json.loads(export.to_json(history.get_chat(chat_id), history.messages(chat_id)))
     assert doc["format"] == "gptoss-local.chat" and doc["version"] == 1
@@ -99,4 +48,3 @@ def test_json_of_a_chat(tmp_path: Path) -> None:
     assert reply["reasoning"] == "Rayleigh scattering." and reply["status"] == "complete"
     assert reply["stats"] == dataclasses.asdict(STATS) and reply["effort"] == "high"
     assert reply["created_at"].startswith("2026-05-01T12:00:") and reply["tool_calls"] == []
-    history.close()

@@ -13,8 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from session_helpers import open_history
-from test_session_export import EXPECTED_MD, small_chat
+from session_helpers import EXPECTED_MD, open_history, small_chat
 
 from gptoss_local.cli import main
 from gptoss_local.commands.chats import _write_private

@@ -7,23 +7,15 @@ import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from session_helpers import START, open_history
+from session_helpers import START
 
 from gptoss_local.session.errors import HistoryError, UnknownChatError
 from gptoss_local.session.history import History
 
 posix_only = pytest.mark.skipif(os.name == "nt", reason="POSIX file modes")
-
-
-@pytest.fixture
-def history(tmp_path: Path) -> Iterator[History]:
-    opened, _ = open_history(tmp_path / "h.sqlite3")
-    yield opened
-    opened.close()
 
 
 def mode(path: Path) -> int:

@@ -47,15 +47,13 @@ def test_a_burst_of_text_is_written_before_the_interval(tmp_path: Path) -> None:
     history.close()
 
 
-def test_reads_see_text_still_in_the_buffer(tmp_path: Path) -> None:
-    history, _ = open_history(tmp_path / "h.sqlite3")
+def test_reads_see_text_still_in_the_buffer(history: History) -> None:
     chat = history.create_chat()
     reply = history.begin_assistant_message(chat.id)
     history.append_to_assistant(reply.id, answer="Hel")
     history.append_to_assistant(reply.id, answer="lo")
     assert stored_text(history, reply.id) == ("", "")
     assert history.messages(chat.id)[-1].content == "Hello"
-    history.close()
 
 
 def test_close_writes_the_buffer_and_keeps_the_reply_partial(tmp_path: Path) -> None:
@@ -73,8 +71,7 @@ def test_close_writes_the_buffer_and_keeps_the_reply_partial(tmp_path: Path) -> 
         assert kept.status == "stopped" and again.recover_interrupted() == []
 
 
-def test_record_routes_events_and_keeps_tool_calls(tmp_path: Path) -> None:
-    history, _ = open_history(tmp_path / "h.sqlite3")
+def test_record_routes_events_and_keeps_tool_calls(history: History) -> None:
     reply = history.begin_assistant_message(history.create_chat().id, effort="high")
     weather = ToolCall("get_weather", {"city": "Paris"}, '{"city": "Paris"}')
     broken = ToolCall("lookup", {}, "{not json", "arguments are not valid JSON")
@@ -94,11 +91,9 @@ def test_record_routes_events_and_keeps_tool_calls(tmp_path: Path) -> None:
     answer = history.begin_assistant_message(done.chat_id)
     history.record(answer.id, AnswerDelta("ok"))
     assert history.get_message(answer.id).content == "ok"
-    history.close()
 
 
-def test_stopped_and_failed_replies_keep_their_text(tmp_path: Path) -> None:
-    history, _ = open_history(tmp_path / "h.sqlite3")
+def test_stopped_and_failed_replies_keep_their_text(history: History) -> None:
     chat = history.create_chat()
     stopped = history.begin_assistant_message(chat.id)
     history.append_to_assistant(stopped.id, answer="half an ans")
@@ -108,11 +103,9 @@ def test_stopped_and_failed_replies_keep_their_text(tmp_path: Path) -> None:
     out = history.fail_assistant(failed.id, "the model ran out of VRAM")
     assert (out.status, out.error, out.reasoning) == ("failed", "the model ran out of VRAM", "hmm")
     assert history.get_message(stopped.id).content == "half an ans"
-    history.close()
 
 
-def test_only_a_reply_in_progress_takes_deltas(tmp_path: Path) -> None:
-    history, _ = open_history(tmp_path / "h.sqlite3")
+def test_only_a_reply_in_progress_takes_deltas(history: History) -> None:
     chat = history.create_chat()
     user = history.add_user_message(chat.id, "hi")
     reply = history.begin_assistant_message(chat.id)

@@ -7,11 +7,6 @@ import io
 import pytest
 from http_fixture import Fault, FileServer
 from store_files import Served, models_dir
-from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
-    fixture_http_server,
-    fixture_served,
-    fixture_store_env,
-)
 
 from gptoss_local import catalog
 from gptoss_local.cli import main

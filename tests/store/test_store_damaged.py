@@ -8,11 +8,6 @@ from pathlib import Path
 import pytest
 from http_fixture import Fault, FileServer
 from store_files import Served, models_dir, pull_recorded
-from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
-    fixture_http_server,
-    fixture_served,
-    fixture_store_env,
-)
 
 from gptoss_local import catalog
 from gptoss_local.catalog import ModelSpec

@@ -11,11 +11,6 @@ from pathlib import Path
 import pytest
 from http_fixture import FileServer
 from store_files import Served, pull_recorded
-from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
-    fixture_http_server,
-    fixture_served,
-    fixture_store_env,
-)
 
 from gptoss_local.store import sink
 from gptoss_local.store.errors import DiskFullError, StoreError

@@ -10,11 +10,6 @@ from pathlib import Path
 import pytest
 from http_fixture import Fault, FileServer, start_server, stop_server
 from store_files import REPO, Served, gguf_file, options, write_manifest
-from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
-    fixture_http_server,
-    fixture_served,
-    fixture_store_env,
-)
 
 from gptoss_local import catalog
 from gptoss_local.catalog import ManifestError

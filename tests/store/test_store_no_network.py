@@ -8,21 +8,17 @@ import socket
 from pathlib import Path
 
 import pytest
-from fake_nvml import FakeNvml
 from first_run_helpers import FILE, MODEL, setup_for
 from installed_cli import assert_refused, gptoss
 from store_files import FAST, options, write_manifest
-from store_fixtures import fixture_store_env  # noqa: F401 (fixture, requested by name)
 from textual.widgets import Static
-from tui_helpers import open_history, run_async, wait_for
+from tui_helpers import open_history, scripted_app, wait_for
 
 from gptoss_local import catalog
 from gptoss_local.catalog import Catalog
-from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.store.download import RetryPolicy
 from gptoss_local.store.errors import NoNetworkError
 from gptoss_local.store.pull import pull_model
-from gptoss_local.tui.app import make_app
 from gptoss_local.tui.first_run import FirstRunScreen
 
 SOURCES = {
@@ -117,11 +113,10 @@ def test_the_installed_pull_says_how_to_import(cat: Catalog, tmp_path: Path) -> 
     assert "retrying" not in done.stderr
 
 
-@run_async
 async def test_the_first_run_screen_says_how_to_import(
     tmp_path: Path, cat: Catalog, no_dns: list[str]
 ) -> None:
-    app = make_app(open_history(tmp_path), setup=setup_for(cat), vram=VramMonitor(FakeNvml([])))
+    app = scripted_app(open_history(tmp_path), setup=setup_for(cat))
     async with app.run_test(size=(100, 50)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, FirstRunScreen), what="first run")
         await pilot.click("#start")

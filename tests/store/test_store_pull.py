@@ -8,11 +8,6 @@ from pathlib import Path
 import pytest
 from http_fixture import Fault, FileServer
 from store_files import FAST, Served, gguf_file, models_dir, pull_recorded, write_manifest
-from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
-    fixture_http_server,
-    fixture_served,
-    fixture_store_env,
-)
 
 from gptoss_local.errors import UnknownSourceError
 from gptoss_local.store.download import RetryPolicy

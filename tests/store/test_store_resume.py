@@ -14,23 +14,13 @@ import time
 import pytest
 from http_fixture import Fault, FileServer
 from store_files import Served, models_dir, options, pull_recorded
-from store_fixtures import (  # noqa: F401 (fixtures, requested by name)
-    fixture_http_server,
-    fixture_served,
-    fixture_store_env,
-)
 
 from gptoss_local import catalog
 from gptoss_local.store.errors import LockedError, StoreError
 from gptoss_local.store.layout import file_paths
-from gptoss_local.store.progress import Progress
 from gptoss_local.store.pull import PullResult, pull_model
 
 ONE = "tiny-one.gguf"
-
-
-def pull(**changes: object) -> tuple[PullResult, list[str], list[Progress]]:
-    return pull_recorded(**changes)
 
 
 def wait_for(condition, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
@@ -53,7 +43,7 @@ def test_a_killed_pull_resumes_and_fetches_only_the_rest(
         proc.wait()
     have = part.stat().st_size
     assert 0 < have < size and file_paths(ONE).lock.exists()  # a stale lock stays behind
-    result, notices, reports = pull()
+    result, notices, reports = pull_recorded()
     assert result.path.read_bytes() == served.files[ONE]
     assert http_server.hits[-1].start == have and http_server.hits[-1].status == 206
     assert http_server.hits[-1].sent == size - have  # resumed, not restarted
@@ -69,7 +59,7 @@ def test_a_damaged_partial_is_caught_by_the_hash_and_downloaded_again(
     data = served.files[ONE]
     models_dir().mkdir(parents=True)
     file_paths(ONE).part.write_bytes(data[:1000] + b"\x00" * 1000 + data[2000 : 1 << 20])
-    result, notices, _ = pull()
+    result, notices, _ = pull_recorded()
     assert result.path.read_bytes() == data
     assert any("an earlier, interrupted download and main" in n for n in notices)
     assert http_server.hits[-1].path.startswith("/mirror/") and http_server.hits[-1].start == 0
@@ -80,7 +70,7 @@ def test_a_partial_longer_than_the_file_starts_over(
 ) -> None:
     models_dir().mkdir(parents=True)
     file_paths(ONE).part.write_bytes(bytes(len(served.files[ONE]) + 10))
-    result, notices, _ = pull()
+    result, notices, _ = pull_recorded()
     assert result.path.read_bytes() == served.files[ONE]
     assert any("longer than the file" in n for n in notices)
 
@@ -90,7 +80,7 @@ def test_a_complete_partial_is_verified_without_a_request(
 ) -> None:
     models_dir().mkdir(parents=True)
     file_paths(ONE).part.write_bytes(served.files[ONE])
-    result, _, _ = pull()
+    result, _, _ = pull_recorded()
     assert result.path.read_bytes() == served.files[ONE] and not http_server.hits
 
 
@@ -124,7 +114,7 @@ def test_a_lock_held_by_a_live_process_is_refused_with_its_pid(served: Served) -
         lock.write_text(json.dumps({"pid": other.pid, "host": socket.gethostname()}))
         try:
             with pytest.raises(LockedError, match=f"being written by process {other.pid}"):
-                pull()
+                pull_recorded()
         finally:
             other.kill()
     assert lock.exists()  # not ours to remove
@@ -140,7 +130,7 @@ def test_a_stale_lock_is_taken_over(http_server: FileServer, served: Served, con
     else:  # a PID that has exited, or ours with another start time (the PID was reused)
         pid = os.getpid() if content == "reused" else _dead_pid()
         lock.write_text(json.dumps({"pid": pid, "started": 1.0, "host": socket.gethostname()}))
-    result, _, _ = pull()
+    result, _, _ = pull_recorded()
     assert result.path.read_bytes() == served.files[ONE] and not lock.exists()
 
 
@@ -164,5 +154,5 @@ def test_a_web_page_answering_a_resume_keeps_the_partial(
     else:
         http_server.fault("main", ONE, Fault("html", times=-1))
     with pytest.raises(StoreError, match="served a web page"):
-        pull(source="main")
+        pull_recorded(source="main")
     assert file_paths(ONE).part.read_bytes() == data[: 1 << 20]

@@ -2,32 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.widgets import Markdown
-from tui_helpers import (
-    INFO,
-    WAIT,
-    ScriptedBackend,
-    open_history,
-    reply,
-    run_async,
-    scripted_app,
-    send_and_wait,
-    wait_for,
-)
+from tui_helpers import INFO, WAIT, AppOn, ScriptedBackend, reply, send_and_wait, wait_for
 
 from gptoss_local.events import AnswerDelta, ReasoningDelta
+from gptoss_local.session.history import History
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
 
 
-@run_async
-async def test_send_streams_the_reply_and_saves_it(tmp_path: Path) -> None:
+async def test_send_streams_the_reply_and_saves_it(history: History, app_on: AppOn) -> None:
     backend = ScriptedBackend([ReasoningDelta("The user "), ReasoningDelta("greets."),
                                AnswerDelta("Hello "), AnswerDelta("**there**")])  # fmt: skip
-    history = open_history(tmp_path)
-    app = scripted_app(history, backend)
+    app = app_on(backend)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("h", "i")
@@ -52,10 +39,9 @@ async def test_send_streams_the_reply_and_saves_it(tmp_path: Path) -> None:
     )
 
 
-@run_async
-async def test_reasoning_is_live_then_collapses_when_the_answer_starts(tmp_path: Path) -> None:
+async def test_reasoning_is_live_then_collapses_when_the_answer_starts(app_on: AppOn) -> None:
     backend = ScriptedBackend([ReasoningDelta("pondering"), WAIT, AnswerDelta("done")])
-    app = scripted_app(open_history(tmp_path), backend)
+    app = app_on(backend)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("x", "enter")
@@ -75,11 +61,9 @@ async def test_reasoning_is_live_then_collapses_when_the_answer_starts(tmp_path:
         assert view.reasoning_box.collapsed
 
 
-@run_async
-async def test_effort_switch_is_shown_stored_and_used(tmp_path: Path) -> None:
+async def test_effort_switch_is_shown_stored_and_used(history: History, app_on: AppOn) -> None:
     backend = ScriptedBackend(reply("r", "a"))
-    history = open_history(tmp_path)
-    app = scripted_app(history, backend)
+    app = app_on(backend)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "first")
@@ -92,7 +76,7 @@ async def test_effort_switch_is_shown_stored_and_used(tmp_path: Path) -> None:
         assert backend.calls[-1][1].effort == "high"
         assert history.messages(screen.state.chat_id or 0)[-1].effort == "high"
         chat_id = screen.state.chat_id
-    reopened = scripted_app(history, backend, chat_id=chat_id)
+    reopened = app_on(backend, chat_id=chat_id)
     reopened_screen = reopened.chat_screen
     async with reopened.run_test() as pilot:
         assert reopened_screen.state.effort == "high"
@@ -101,10 +85,9 @@ async def test_effort_switch_is_shown_stored_and_used(tmp_path: Path) -> None:
         assert history.get_chat(chat_id or 0).effort == "low"
 
 
-@run_async
-async def test_the_status_bar_warns_near_the_context_limit(tmp_path: Path) -> None:
+async def test_the_status_bar_warns_near_the_context_limit(app_on: AppOn) -> None:
     backend = ScriptedBackend(reply("r", "a"))
-    app = scripted_app(open_history(tmp_path), backend)
+    app = app_on(backend)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "short")
@@ -123,31 +106,28 @@ async def test_the_status_bar_warns_near_the_context_limit(tmp_path: Path) -> No
         assert "context 7,900/8,192" in str(status.render())
 
 
-@run_async
-async def test_a_saved_chat_shows_the_loaded_context_size(tmp_path: Path) -> None:
+async def test_a_saved_chat_shows_the_loaded_context_size(history: History, app_on: AppOn) -> None:
     """A chat written with a 4,096-token context, reopened with the model loaded at 8,192."""
     from gptoss_local.backends.base import Stats
 
-    history = open_history(tmp_path)
     chat = history.create_chat(effort="medium").id
     history.add_user_message(chat, "hello")
     reply_id = history.begin_assistant_message(chat, effort="medium").id
     history.finish_assistant(reply_id, Stats(context_size=4096, context_used=3000))
-    app = scripted_app(history, ScriptedBackend([]), chat_id=chat)
+    app = app_on([], chat_id=chat)
     async with app.run_test() as pilot:
         status = app.query_one(StatusBar)
         await wait_for(pilot, lambda: status.info is not None, what="the model")
         assert "context 3,000/8,192" in str(status.render())
 
 
-@run_async
-async def test_a_fast_model_does_not_leave_the_ui_behind(tmp_path: Path) -> None:
+async def test_a_fast_model_does_not_leave_the_ui_behind(app_on: AppOn) -> None:
     # 2,000 tokens at about 2,000 tokens/s: the UI must be done soon after the backend is.
     import time
 
     tokens = [AnswerDelta(f"w{i} ") for i in range(2000)]
     backend = ScriptedBackend(tokens, delay=0.0005)
-    app = scripted_app(open_history(tmp_path), backend)
+    app = app_on(backend)
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "go", timeout=30)
         lag = time.monotonic() - (backend.finished_at or 0)
@@ -157,11 +137,10 @@ async def test_a_fast_model_does_not_leave_the_ui_behind(tmp_path: Path) -> None
     assert lag < 1.0, f"the UI finished {lag:.2f}s after the backend"
 
 
-@run_async
-async def test_every_action_is_in_the_command_palette(tmp_path: Path) -> None:
+async def test_every_action_is_in_the_command_palette(app_on: AppOn) -> None:
     from gptoss_local.tui.app import ACTIONS
 
-    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+    app = app_on([])
     async with app.run_test():
         titles = {command.title for command in app.get_system_commands(app.screen)}
         bindings = {b.id for b in app.chat_screen.BINDINGS if hasattr(b, "id")}
@@ -169,20 +148,18 @@ async def test_every_action_is_in_the_command_palette(tmp_path: Path) -> None:
     assert {ident for ident, *_ in ACTIONS} <= bindings
 
 
-@run_async
-async def test_ctrl_q_quits(tmp_path: Path) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+async def test_ctrl_q_quits(app_on: AppOn) -> None:
+    app = app_on([])
     async with app.run_test() as pilot:
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: app._exit, what="the app to exit")
 
 
-@run_async
-async def test_messages_landing_during_teardown_are_ignored(tmp_path: Path) -> None:
+async def test_messages_landing_during_teardown_are_ignored(app_on: AppOn) -> None:
     """A load or a reply that ends while the app closes finds its widgets gone, not an error."""
     from gptoss_local.tui.messages import BackendLoaded, ReplyFinished
 
-    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+    app = app_on([])
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await app.query_one(StatusBar).remove()  # what teardown does first, as CI once caught

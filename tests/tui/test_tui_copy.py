@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.widgets import OptionList
 from tui_helpers import (
+    AppOn,
     ScriptedBackend,
+    close_screen,
     notifications,
-    open_history,
+    open_screen,
     reply,
-    run_async,
-    scripted_app,
     send_and_wait,
     wait_for,
 )
@@ -73,10 +71,8 @@ def test_labels_for_the_picker() -> None:
 # --- the app ------------------------------------------------------------------------------------
 
 
-@run_async
-async def test_f4_copies_the_last_reply_answer_without_its_reasoning(tmp_path: Path) -> None:
-    backend = ScriptedBackend(reply("Secret thoughts.", ONE_BLOCK))
-    app = scripted_app(open_history(tmp_path), backend)
+async def test_f4_copies_the_last_reply_answer_without_its_reasoning(app_on: AppOn) -> None:
+    app = app_on(reply("Secret thoughts.", ONE_BLOCK))
     async with app.run_test() as pilot:
         await pilot.press("f4")
         assert "Nothing to copy: no reply has an answer yet." in notifications(app)
@@ -88,9 +84,8 @@ async def test_f4_copies_the_last_reply_answer_without_its_reasoning(tmp_path: P
         assert app.query_one(ChatInput).has_focus  # the input keeps the focus
 
 
-@run_async
-async def test_f5_copies_the_only_code_block_directly(tmp_path: Path) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend(reply("", ONE_BLOCK)))
+async def test_f5_copies_the_only_code_block_directly(app_on: AppOn) -> None:
+    app = app_on(reply("", ONE_BLOCK))
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "Squares?")
         await pilot.press("f5")
@@ -98,24 +93,20 @@ async def test_f5_copies_the_only_code_block_directly(tmp_path: Path) -> None:
         assert "Copied the python code block (1 line)." in notifications(app)
 
 
-@run_async
-async def test_f5_with_several_blocks_asks_which_by_number_or_enter(tmp_path: Path) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend(reply("", TWO_BLOCKS)))
+async def test_f5_with_several_blocks_asks_which_by_number_or_enter(app_on: AppOn) -> None:
+    app = app_on(reply("", TWO_BLOCKS))
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "Rich?")
-        await pilot.press("f5")
-        await wait_for(pilot, lambda: isinstance(app.screen, CodePickerScreen), what="picker")
+        await open_screen(pilot, "f5", CodePickerScreen)
         options = app.screen.query_one(OptionList)
         assert [str(options.get_option_at_index(i).prompt) for i in range(2)] == [
             "1. bash · 1 line · pip install rich",
             "2. python · 2 lines · from rich import print",
         ]
-        await pilot.press("2")
-        await wait_for(pilot, lambda: not isinstance(app.screen, CodePickerScreen))
+        await close_screen(pilot, "2", CodePickerScreen)
         assert app.clipboard == "from rich import print\nprint('[bold]hi[/]')"
-        await pilot.press("f5")
-        await wait_for(pilot, lambda: isinstance(app.screen, CodePickerScreen), what="picker")
+        await open_screen(pilot, "f5", CodePickerScreen)
         await pilot.press("enter")  # the first is highlighted
         await wait_for(pilot, lambda: not isinstance(app.screen, CodePickerScreen))
         assert app.clipboard == "pip install rich"
@@ -125,9 +116,8 @@ async def test_f5_with_several_blocks_asks_which_by_number_or_enter(tmp_path: Pa
         assert app.clipboard == "pip install rich"
 
 
-@run_async
-async def test_a_reply_without_code_says_so(tmp_path: Path) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend(reply("", "Just **prose**.")))
+async def test_a_reply_without_code_says_so(app_on: AppOn) -> None:
+    app = app_on(reply("", "Just **prose**."))
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "Hi")
         await pilot.press("f5")
@@ -135,10 +125,9 @@ async def test_a_reply_without_code_says_so(tmp_path: Path) -> None:
         assert app.clipboard == ""
 
 
-@run_async
-async def test_a_focused_earlier_message_is_the_one_copied(tmp_path: Path) -> None:
+async def test_a_focused_earlier_message_is_the_one_copied(app_on: AppOn) -> None:
     backend = ScriptedBackend(reply("", ONE_BLOCK))
-    app = scripted_app(open_history(tmp_path), backend)
+    app = app_on(backend)
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "First question")
         backend.script = reply("", "A later answer.")
@@ -159,9 +148,8 @@ async def test_a_focused_earlier_message_is_the_one_copied(tmp_path: Path) -> No
         assert app.query_one(ChatInput).has_focus
 
 
-@run_async
-async def test_clicking_a_message_focuses_it_for_copying(tmp_path: Path) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend(reply("", "Short answer.")))
+async def test_clicking_a_message_focuses_it_for_copying(app_on: AppOn) -> None:
+    app = app_on(reply("", "Short answer."))
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "Question")
         await pilot.click(UserMessage)

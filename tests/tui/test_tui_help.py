@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.command import CommandList, CommandPalette
 from textual.widgets import DataTable
-from tui_helpers import (
-    SNAPSHOT_SIZE,
-    ScriptedBackend,
-    assert_snapshot,
-    open_history,
-    run_async,
-    scripted_app,
-    wait_for,
-)
+from tui_helpers import SNAPSHOT_SIZE, AppOn, assert_snapshot, close_screen, open_screen, wait_for
 
 from gptoss_local.tui.actions import ACTIONS
 from gptoss_local.tui.help import INPUT_KEYS, HelpScreen
 from gptoss_local.tui.widgets import ChatInput
 
 
-@run_async
-async def test_f1_lists_every_binding_and_escape_closes(tmp_path: Path) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+async def test_f1_lists_every_binding_and_escape_closes(app_on: AppOn) -> None:
+    app = app_on([])
     async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
-        await pilot.press("f1")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        await open_screen(pilot, "f1", HelpScreen)
         table = app.screen.query_one(DataTable)
         rows = [table.get_row_at(i) for i in range(table.row_count)]
         assert len(rows) == len(ACTIONS) + len(INPUT_KEYS)
@@ -34,46 +22,37 @@ async def test_f1_lists_every_binding_and_escape_closes(tmp_path: Path) -> None:
         assert [row[2] for row in rows[: len(ACTIONS)]] == [a[4] for a in ACTIONS]
         assert rows[0][0] == "^q" and all(row[0] and row[2] for row in rows)
         await assert_snapshot(pilot, "help")
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), what="closing")
+        await close_screen(pilot, "escape", HelpScreen)
 
 
-@run_async
 async def test_question_mark_is_typed_in_the_input_but_opens_help_elsewhere(
-    tmp_path: Path,
+    app_on: AppOn,
 ) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+    app = app_on([])
     async with app.run_test() as pilot:
         await pilot.press("question_mark")
         assert app.query_one(ChatInput).text == "?"
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("ctrl+b")  # the sidebar takes the focus
-        await pilot.press("question_mark")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
-        await pilot.press("q")
-        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), what="closing")
+        await open_screen(pilot, "question_mark", HelpScreen)
+        await close_screen(pilot, "q", HelpScreen)
 
 
-@run_async
-async def test_help_is_in_the_command_palette(tmp_path: Path) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+async def test_help_is_in_the_command_palette(app_on: AppOn) -> None:
+    app = app_on([])
     async with app.run_test() as pilot:
-        await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="palette")
+        await open_screen(pilot, "ctrl+p", CommandPalette)
         await pilot.press(*"Help")
         await wait_for(pilot, lambda: app.screen.query_one(CommandList).option_count > 0)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        await open_screen(pilot, "enter", HelpScreen)
 
 
-@run_async
 async def test_a_narrow_terminal_wraps_the_descriptions_instead_of_cutting_them(
-    tmp_path: Path,
+    app_on: AppOn,
 ) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend([]))
+    app = app_on([])
     async with app.run_test(size=(60, 30)) as pilot:
-        await pilot.press("f1")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help")
+        await open_screen(pilot, "f1", HelpScreen)
         await pilot.pause()
         table = app.screen.query_one(DataTable)
         assert table.virtual_size.width <= table.scrollable_content_region.width

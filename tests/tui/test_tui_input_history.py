@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from tui_helpers import AppOn, reply, send_and_wait
 
-from tui_helpers import (
-    ScriptedBackend,
-    open_history,
-    reply,
-    run_async,
-    scripted_app,
-    send_and_wait,
-)
-
+from gptoss_local.session.history import History
 from gptoss_local.tui.widgets import ChatInput
 
 
-@run_async
-async def test_up_and_down_recall_sent_messages_and_the_draft(tmp_path: Path) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend(reply("r", "a")))
+async def test_up_and_down_recall_sent_messages_and_the_draft(app_on: AppOn) -> None:
+    app = app_on(reply("r", "a"))
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "first")
         await send_and_wait(pilot, "second\nhas two lines")
@@ -41,12 +32,10 @@ async def test_up_and_down_recall_sent_messages_and_the_draft(tmp_path: Path) ->
         assert box.text == "dr"
 
 
-@run_async
-async def test_history_follows_the_open_chat(tmp_path: Path) -> None:
-    history = open_history(tmp_path)
+async def test_history_follows_the_open_chat(history: History, app_on: AppOn) -> None:
     saved = history.create_chat().id
     history.add_user_message(saved, "an old question")
-    app = scripted_app(history, ScriptedBackend(reply("r", "a")))
+    app = app_on(reply("r", "a"))
     screen = app.chat_screen
     async with app.run_test() as pilot:
         box = app.query_one(ChatInput)

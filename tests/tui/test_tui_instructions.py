@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import TextArea
-from tui_helpers import (
-    ScriptedBackend,
-    open_history,
-    reply,
-    run_async,
-    scripted_app,
-    send_and_wait,
-    wait_for,
-)
+from tui_helpers import AppOn, ScriptedBackend, close_screen, open_screen, reply, send_and_wait
 
+from gptoss_local.session.history import History
 from gptoss_local.tui.app import ChatApp
 from gptoss_local.tui.modals import InstructionsScreen
 
@@ -23,18 +15,26 @@ from gptoss_local.tui.modals import InstructionsScreen
 async def _edit(pilot: Pilot, text: str, *, save: bool = True) -> None:
     app = pilot.app
     assert isinstance(app, ChatApp)
-    await pilot.press("f3")
-    await wait_for(pilot, lambda: isinstance(app.screen, InstructionsScreen), what="the editor")
+    await open_screen(pilot, "f3", InstructionsScreen)
     app.screen.query_one(TextArea).text = text
-    await pilot.press("ctrl+s" if save else "escape")
-    await wait_for(pilot, lambda: not isinstance(app.screen, InstructionsScreen))
+    await close_screen(pilot, "ctrl+s" if save else "escape", InstructionsScreen)
 
 
-@run_async
-async def test_instructions_of_a_saved_chat_are_stored_and_used(tmp_path: Path) -> None:
-    history = open_history(tmp_path)
-    backend = ScriptedBackend(reply("r", "a"))
-    app = scripted_app(history, backend)
+@pytest.fixture
+def backend() -> ScriptedBackend:
+    """Every reply: reasoning "r", answer "a"."""
+    return ScriptedBackend(reply("r", "a"))
+
+
+@pytest.fixture
+def app(app_on: AppOn, backend: ScriptedBackend) -> ChatApp:
+    """The app on `backend`, starting in a new chat."""
+    return app_on(backend)
+
+
+async def test_instructions_of_a_saved_chat_are_stored_and_used(
+    history: History, backend: ScriptedBackend, app: ChatApp
+) -> None:
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "hello")
@@ -45,19 +45,16 @@ async def test_instructions_of_a_saved_chat_are_stored_and_used(tmp_path: Path) 
         assert history.get_chat(chat).instructions == "Answer like a pirate."
         await send_and_wait(pilot, "again")
         assert backend.calls[-1][0].instructions == "Answer like a pirate."
-        await pilot.press("f3")
-        await wait_for(pilot, lambda: isinstance(app.screen, InstructionsScreen))
+        await open_screen(pilot, "f3", InstructionsScreen)
         assert app.screen.query_one(TextArea).text == "Answer like a pirate."
         await pilot.press("escape")
         await _edit(pilot, "")
         assert history.get_chat(chat).instructions is None
 
 
-@run_async
-async def test_a_new_chat_gets_its_instructions_when_first_saved(tmp_path: Path) -> None:
-    history = open_history(tmp_path)
-    backend = ScriptedBackend(reply("r", "a"))
-    app = scripted_app(history, backend)
+async def test_a_new_chat_gets_its_instructions_when_first_saved(
+    history: History, backend: ScriptedBackend, app: ChatApp
+) -> None:
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await _edit(pilot, "Be brief.")

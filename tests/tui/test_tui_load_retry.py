@@ -3,14 +3,10 @@ and goes once the model is ready, so retries do not fill the chat with failed re
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from fake_nvml import FakeNvml
-from tui_helpers import ScriptedBackend, open_history, reply, run_async, send, wait_for
+from tui_helpers import AppOn, ScriptedBackend, notifications, reply, send, wait_for
 
 from gptoss_local.backends.base import BackendError
-from gptoss_local.hardware.vram import VramMonitor
-from gptoss_local.tui.app import make_app
+from gptoss_local.session.history import History
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
@@ -28,11 +24,11 @@ def failing_then(works_on_attempt: int, attempts: list[int]):  # type: ignore[no
     return factory
 
 
-@run_async
-async def test_a_retry_that_fails_keeps_the_message_and_saves_nothing(tmp_path: Path) -> None:
+async def test_a_retry_that_fails_keeps_the_message_and_saves_nothing(
+    history: History, app_on: AppOn
+) -> None:
     attempts: list[int] = []
-    history = open_history(tmp_path)
-    app = make_app(history, failing_then(99, attempts), vram=VramMonitor(FakeNvml([])))
+    app = app_on(failing_then(99, attempts))
     async with app.run_test() as pilot:
         banner = app.query_one(LoadingBanner)
         await wait_for(pilot, lambda: banner.has_class("-failed"), 5, "the first failure")
@@ -47,11 +43,9 @@ async def test_a_retry_that_fails_keeps_the_message_and_saves_nothing(tmp_path: 
     assert history.list_chats() == []
 
 
-@run_async
-async def test_a_retry_that_works_sends_the_held_message(tmp_path: Path) -> None:
+async def test_a_retry_that_works_sends_the_held_message(history: History, app_on: AppOn) -> None:
     attempts: list[int] = []
-    history = open_history(tmp_path)
-    app = make_app(history, failing_then(2, attempts), vram=VramMonitor(FakeNvml([])))
+    app = app_on(failing_then(2, attempts))
     screen = app.chat_screen
     async with app.run_test() as pilot:
         banner = app.query_one(LoadingBanner)
@@ -69,15 +63,11 @@ async def test_a_retry_that_works_sends_the_held_message(tmp_path: Path) -> None
     assert stored[0].content == "hello?"
 
 
-@run_async
-async def test_a_held_message_is_not_sent_to_another_chat(tmp_path: Path) -> None:
+async def test_a_held_message_is_not_sent_to_another_chat(history: History, app_on: AppOn) -> None:
     """The retry is slow; meanwhile the user opens another chat and starts a draft there: the
     held message must not go to that chat, and the draft must stay in the box."""
     import threading
 
-    from tui_helpers import notifications
-
-    history = open_history(tmp_path)
     other = history.create_chat().id
     history.add_user_message(other, "an older question")
     gate, attempts = threading.Event(), []
@@ -89,7 +79,7 @@ async def test_a_held_message_is_not_sent_to_another_chat(tmp_path: Path) -> Non
         gate.wait(10)
         return ScriptedBackend(reply("r", "An answer."))
 
-    app = make_app(history, factory, vram=VramMonitor(FakeNvml([])))
+    app = app_on(factory)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         banner = app.query_one(LoadingBanner)

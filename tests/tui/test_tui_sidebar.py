@@ -6,10 +6,11 @@ from pathlib import Path
 
 from textual.widgets import Input
 from tui_helpers import (
-    ScriptedBackend,
+    AppOn,
+    close_screen,
     open_history,
+    open_screen,
     reply,
-    run_async,
     scripted_app,
     send_and_wait,
     wait_for,
@@ -30,11 +31,9 @@ def two_chats(history: History) -> tuple[int, int]:
     return cats, dogs
 
 
-@run_async
-async def test_the_sidebar_lists_chats_and_opens_one(tmp_path: Path) -> None:
-    history = open_history(tmp_path)
+async def test_the_sidebar_lists_chats_and_opens_one(history: History, app_on: AppOn) -> None:
     cats, _dogs = two_chats(history)
-    app = scripted_app(history, ScriptedBackend([]))
+    app = app_on([])
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("ctrl+b")
@@ -52,11 +51,10 @@ async def test_the_sidebar_lists_chats_and_opens_one(tmp_path: Path) -> None:
         assert not app.query_one(Sidebar).display
 
 
-@run_async
-async def test_new_chat_starts_empty_and_is_saved_on_first_message(tmp_path: Path) -> None:
-    history = open_history(tmp_path)
-    backend = ScriptedBackend(reply("r", "answer"))
-    app = scripted_app(history, backend)
+async def test_new_chat_starts_empty_and_is_saved_on_first_message(
+    history: History, app_on: AppOn
+) -> None:
+    app = app_on(reply("r", "answer"))
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "first chat")
@@ -68,36 +66,27 @@ async def test_new_chat_starts_empty_and_is_saved_on_first_message(tmp_path: Pat
     assert [c.title for c in history.list_chats()] == ["second chat", "first chat"]
 
 
-@run_async
-async def test_rename_the_open_chat(tmp_path: Path) -> None:
-    history = open_history(tmp_path)
+async def test_rename_the_open_chat(history: History, app_on: AppOn) -> None:
     cats, _dogs = two_chats(history)
-    app = scripted_app(history, ScriptedBackend([]), chat_id=cats)
+    app = app_on([], chat_id=cats)
     screen = app.chat_screen
     async with app.run_test() as pilot:
-        await pilot.press("f2")
-        await wait_for(pilot, lambda: isinstance(app.screen, RenameScreen), what="the dialog")
+        await open_screen(pilot, "f2", RenameScreen)
         app.screen.query_one(Input).value = "Felines"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: not isinstance(app.screen, RenameScreen))
+        await close_screen(pilot, "enter", RenameScreen)
         assert history.get_chat(cats).title == "Felines"
         assert screen.sub_title == "Felines"
 
 
-@run_async
-async def test_delete_asks_first(tmp_path: Path) -> None:
-    history = open_history(tmp_path)
+async def test_delete_asks_first(history: History, app_on: AppOn) -> None:
     cats, dogs = two_chats(history)
-    app = scripted_app(history, ScriptedBackend([]), chat_id=cats)
+    app = app_on([], chat_id=cats)
     screen = app.chat_screen
     async with app.run_test() as pilot:
-        await pilot.press("f8")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
-        await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        await open_screen(pilot, "f8", ConfirmScreen)
+        await close_screen(pilot, "escape", ConfirmScreen)
         assert [c.id for c in history.list_chats()] == [dogs, cats]
-        await pilot.press("f8")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the question")
+        await open_screen(pilot, "f8", ConfirmScreen)
         await pilot.press("right")  # from the safe Cancel to Delete, then Enter
         assert app.focused is not None and app.focused.id == "yes"
         await pilot.press("enter")
@@ -106,7 +95,6 @@ async def test_delete_asks_first(tmp_path: Path) -> None:
         assert not app.query(UserMessage)
 
 
-@run_async
 async def test_a_reply_cut_off_by_a_crash_is_marked_and_can_be_written_again(
     tmp_path: Path,
 ) -> None:
@@ -117,7 +105,7 @@ async def test_a_reply_cut_off_by_a_crash_is_marked_and_can_be_written_again(
     crashed.append_to_assistant(partial, answer="half an ans")
     crashed.close()  # as a killed process leaves it: the row stays "partial"
     history = open_history(tmp_path)
-    app = scripted_app(history, ScriptedBackend(reply("r", "a whole answer")), chat_id=chat)
+    app = scripted_app(history, reply("r", "a whole answer"), chat_id=chat)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         view = app.query_one(ReplyView)
@@ -129,12 +117,12 @@ async def test_a_reply_cut_off_by_a_crash_is_marked_and_can_be_written_again(
     assert [m.content for m in history.messages(chat)] == ["question", "a whole answer"]
 
 
-@run_async
-async def test_search_filters_the_sidebar_and_opens_a_match(tmp_path: Path) -> None:
-    history = open_history(tmp_path)
+async def test_search_filters_the_sidebar_and_opens_a_match(
+    history: History, app_on: AppOn
+) -> None:
     cats, _dogs = two_chats(history)
     history.rename_chat(cats, "Felines")  # found by a message's text, not only the title
-    app = scripted_app(history, ScriptedBackend([]))
+    app = app_on([])
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("ctrl+f")
@@ -155,17 +143,17 @@ async def test_search_filters_the_sidebar_and_opens_a_match(tmp_path: Path) -> N
         await wait_for(pilot, lambda: sidebar.option_count == 2, what="all chats again")
 
 
-@run_async
-async def test_keys_typed_while_a_chat_opens_go_to_that_chat(tmp_path: Path) -> None:
+async def test_keys_typed_while_a_chat_opens_go_to_that_chat(
+    history: History, app_on: AppOn
+) -> None:
     """Enter on a chat, Ctrl+B and a message, all in one burst (as a fast typist or a paste
     sends them): the message must reach the picked chat, not a hidden list or the old chat."""
     from textual import events
 
-    history = open_history(tmp_path)
     cats, dogs = two_chats(history)
     for i in range(30):  # a long chat takes a moment to show
         history.add_user_message(cats, f"more about cats, part {i} " * 20)
-    app = scripted_app(history, ScriptedBackend(reply("r", "Cats purr.")))
+    app = app_on(reply("r", "Cats purr."))
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await pilot.press("ctrl+b")

@@ -6,21 +6,18 @@ Each test fixes what would otherwise vary: the terminal size, the cursor blink, 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.pilot import Pilot
 from tui_helpers import (
     SNAPSHOT_SIZE,
+    AppOn,
     ScriptedBackend,
     assert_snapshot,
-    open_history,
-    run_async,
-    scripted_app,
     send_and_wait,
     wait_for,
 )
 
 from gptoss_local.events import AnswerDelta, ReasoningDelta
+from gptoss_local.session.history import History
 from gptoss_local.tui.widgets import ReplyView
 
 ANSWER = "Use a **list comprehension**:\n\n```python\nsquares = [n * n for n in range(10)]\n```\n"
@@ -36,41 +33,36 @@ async def _one_reply(pilot: Pilot) -> None:
         view.reasoning_box.title = "Thought for 2s"  # the real one depends on timing
 
 
-@run_async
-async def test_snapshot_chat_with_reasoning_collapsed(tmp_path: Path) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend(SCRIPT))
+async def test_snapshot_chat_with_reasoning_collapsed(app_on: AppOn) -> None:
+    app = app_on(SCRIPT)
     async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
         await _one_reply(pilot)
         await assert_snapshot(pilot, "chat_reasoning_collapsed")
 
 
-@run_async
-async def test_snapshot_chat_with_reasoning_expanded(tmp_path: Path) -> None:
-    app = scripted_app(open_history(tmp_path), ScriptedBackend(SCRIPT))
+async def test_snapshot_chat_with_reasoning_expanded(app_on: AppOn) -> None:
+    app = app_on(SCRIPT)
     async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
         await _one_reply(pilot)
         await pilot.press("ctrl+t")
         await assert_snapshot(pilot, "chat_reasoning_expanded")
 
 
-@run_async
-async def test_snapshot_status_bar_near_the_context_limit(tmp_path: Path) -> None:
+async def test_snapshot_status_bar_near_the_context_limit(app_on: AppOn) -> None:
     backend = ScriptedBackend(SCRIPT)
     backend.context_used = 7900
-    app = scripted_app(open_history(tmp_path), backend)
+    app = app_on(backend)
     # Tall enough that the chat does not scroll: a busy machine may leave a scroll anywhere.
     async with app.run_test(size=(140, 30)) as pilot:
         await _one_reply(pilot)
         await assert_snapshot(pilot, "status_bar_warning")
 
 
-@run_async
-async def test_snapshot_sidebar_open(tmp_path: Path) -> None:
-    history = open_history(tmp_path)
+async def test_snapshot_sidebar_open(history: History, app_on: AppOn) -> None:
     for title in ("Squares in Python", "A haiku about GPUs", "Plan a trip to Lisbon"):
         chat = history.create_chat().id
         history.add_user_message(chat, title)
-    app = scripted_app(history, ScriptedBackend(SCRIPT))
+    app = app_on(SCRIPT)
     async with app.run_test(size=SNAPSHOT_SIZE) as pilot:
         await pilot.press("ctrl+b")
         await wait_for(pilot, lambda: app.query_one("#sidebar").display, what="the sidebar")

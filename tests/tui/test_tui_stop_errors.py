@@ -6,34 +6,30 @@ from pathlib import Path
 
 from tui_helpers import (
     WAIT,
+    AppOn,
     ScriptedBackend,
     notifications,
     open_history,
     reply,
-    run_async,
-    scripted_app,
     send,
     send_and_wait,
+    send_until_answer,
     wait_for,
 )
 
 from gptoss_local.backends.base import BackendError
 from gptoss_local.events import AnswerDelta, ReasoningDelta
-from gptoss_local.tui.app import make_app
+from gptoss_local.session.history import History
 from gptoss_local.tui.widgets import ReplyView, UserMessage
 
 
-@run_async
-async def test_escape_stops_the_reply_and_keeps_it_marked_stopped(tmp_path: Path) -> None:
-    backend = ScriptedBackend([AnswerDelta("partial "), WAIT, AnswerDelta("never shown")])
-    history = open_history(tmp_path)
-    app = scripted_app(history, backend)
+async def test_escape_stops_the_reply_and_keeps_it_marked_stopped(
+    history: History, app_on: AppOn
+) -> None:
+    app = app_on([AnswerDelta("partial "), WAIT, AnswerDelta("never shown")])
     screen = app.chat_screen
     async with app.run_test() as pilot:
-        await send(pilot, "tell me")
-        await wait_for(pilot, lambda: bool(app.query(ReplyView)))
-        view = app.query_one(ReplyView)
-        await wait_for(pilot, lambda: view.answer_text == "partial ", what="the first words")
+        view = await send_until_answer(pilot, "tell me", "partial ")
         await pilot.press("escape")
         await wait_for(pilot, lambda: not screen.busy, what="the reply to stop")
         await pilot.pause()
@@ -44,15 +40,13 @@ async def test_escape_stops_the_reply_and_keeps_it_marked_stopped(tmp_path: Path
     assert stored.stats is not None and stored.stats.stop_reason == "cancelled"
 
 
-@run_async
 async def test_a_backend_error_is_a_notification_and_the_app_stays_usable(
-    tmp_path: Path,
+    history: History, app_on: AppOn
 ) -> None:
     backend = ScriptedBackend(
         [AnswerDelta("half"), BackendError("decode failed", hint="Try a smaller context.")]
     )
-    history = open_history(tmp_path)
-    app = scripted_app(history, backend)
+    app = app_on(backend)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "hello")
@@ -65,8 +59,7 @@ async def test_a_backend_error_is_a_notification_and_the_app_stays_usable(
         assert history.messages(screen.state.chat_id or 0)[-1].status == "complete"
 
 
-@run_async
-async def test_a_backend_that_fails_to_load_is_reported_and_retried(tmp_path: Path) -> None:
+async def test_a_backend_that_fails_to_load_is_reported_and_retried(app_on: AppOn) -> None:
     attempts: list[int] = []
     backend = ScriptedBackend(reply("r", "loaded at last"))
 
@@ -76,7 +69,7 @@ async def test_a_backend_that_fails_to_load_is_reported_and_retried(tmp_path: Pa
             raise BackendError("out of memory", hint="Use --cpu-moe 4.", kind="out_of_memory")
         return backend
 
-    app = make_app(open_history(tmp_path), factory)  # type: ignore[arg-type]
+    app = app_on(factory)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await wait_for(pilot, lambda: bool(notifications(app)), what="the load error")
@@ -90,11 +83,9 @@ async def test_a_backend_that_fails_to_load_is_reported_and_retried(tmp_path: Pa
         assert [m.text for m in app.query(UserMessage)] == ["second"]
 
 
-@run_async
-async def test_regenerate_and_edit_the_last_message(tmp_path: Path) -> None:
+async def test_regenerate_and_edit_the_last_message(history: History, app_on: AppOn) -> None:
     backend = ScriptedBackend(reply("r", "first answer"))
-    history = open_history(tmp_path)
-    app = scripted_app(history, backend)
+    app = app_on(backend)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "question")
@@ -128,12 +119,9 @@ async def test_regenerate_and_edit_the_last_message(tmp_path: Path) -> None:
         assert len(app.query(ReplyView)) == 1
 
 
-@run_async
-async def test_text_that_looks_like_markup_is_shown_as_is(tmp_path: Path) -> None:
-    backend = ScriptedBackend([BackendError("bad [tensor] at [/bold")])
-    history = open_history(tmp_path)
+async def test_text_that_looks_like_markup_is_shown_as_is(history: History, app_on: AppOn) -> None:
     chat = history.create_chat("[b]weird[/").id
-    app = scripted_app(history, backend, chat_id=chat)
+    app = app_on([BackendError("bad [tensor] at [/bold")], chat_id=chat)
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "[red]hi[/")
         assert any("[/bold" in text for text in notifications(app))
@@ -143,26 +131,19 @@ async def test_text_that_looks_like_markup_is_shown_as_is(tmp_path: Path) -> Non
         assert history.get_chat(chat).title == "[b]weird[/"
 
 
-@run_async
-async def test_quitting_mid_reply_stops_it_and_saves_it(tmp_path: Path) -> None:
-    backend = ScriptedBackend([AnswerDelta("so far"), WAIT, AnswerDelta("never")])
-    history = open_history(tmp_path)
-    app = scripted_app(history, backend)
+async def test_quitting_mid_reply_stops_it_and_saves_it(history: History, app_on: AppOn) -> None:
+    app = app_on([AnswerDelta("so far"), WAIT, AnswerDelta("never")])
     screen = app.chat_screen
     async with app.run_test() as pilot:
-        await send(pilot, "long one")
-        await wait_for(pilot, lambda: bool(app.query(ReplyView)))
-        view = app.query_one(ReplyView)
-        await wait_for(pilot, lambda: view.answer_text == "so far", what="the first words")
+        await send_until_answer(pilot, "long one", "so far")
         await pilot.press("ctrl+q")
     stored = history.messages(screen.state.chat_id or 0)[-1]
     assert (stored.status, stored.content) == ("stopped", "so far")
 
 
-@run_async
-async def test_ctrl_c_stops_the_reply_and_twice_quits(tmp_path: Path) -> None:
+async def test_ctrl_c_stops_the_reply_and_twice_quits(tmp_path: Path, app_on: AppOn) -> None:
     backend = ScriptedBackend([ReasoningDelta("thinking"), WAIT, AnswerDelta("never")])
-    app = scripted_app(open_history(tmp_path), backend)
+    app = app_on(backend)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await send(pilot, "hello")

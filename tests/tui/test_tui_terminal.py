@@ -7,32 +7,13 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from terminal_helpers import pane, until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-
-
-def _pane(session: str) -> str:
-    done = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    return done.stdout
-
-
-def _until(
-    condition: Callable[[], bool], what: str, timeout: float = 60.0, session: str | None = None
-) -> None:
-    """Poll `condition` until it holds; on a timeout the error shows the pane, if named."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            screen = f"; the terminal shows:\n{_pane(session)}" if session else ""
-            raise AssertionError(f"timed out waiting for {what}{screen}")
-        time.sleep(0.1)  # polling a condition with a deadline, not a fixed wait
 
 
 def test_chat_in_a_real_terminal(tiny_gguf: Path, isolated_home: Path, tmp_path: Path) -> None:
@@ -47,13 +28,13 @@ def test_chat_in_a_real_terminal(tiny_gguf: Path, isolated_home: Path, tmp_path:
                     "-e", f"GPTOSS_LOCAL_HOME={isolated_home}", command],
                    check=True, env=env, cwd=Path(__file__).parents[2])  # fmt: skip
     try:
-        _until(lambda: "llamacpp" in _pane(session), "the chat with the model loaded", 60, session)
+        until(lambda: "llamacpp" in pane(session), "the chat with the model loaded", 60, session)
         subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
-        _until(lambda: "tok/s" in _pane(session), "the reply's stats", 60, session)
-        assert "hello there" in _pane(session)
+        until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
+        assert "hello there" in pane(session)
         subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
-        _until(marker.exists, "the app to quit")
-        _until(lambda: marker.read_text().strip() != "", "the exit code")
+        until(marker.exists, "the app to quit")
+        until(lambda: marker.read_text().strip() != "", "the exit code")
         assert marker.read_text().strip() == "0"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

@@ -18,8 +18,7 @@ import pytest
 from first_run_helpers import FILE, MODEL
 from http_fixture import FileServer
 from store_files import REPO
-from store_fixtures import fixture_http_server  # noqa: F401 (a fixture, requested by name)
-from test_tui_terminal import _pane, _until
+from terminal_helpers import pane, until
 
 from gptoss_local import config
 
@@ -71,9 +70,9 @@ def _start(session: str, env: dict[str, str], marker: Path) -> None:
 
 def _quit(session: str, marker: Path) -> None:
     subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
-    _until(lambda: marker.exists() and marker.read_text().strip() != "", "the app to quit", 60,
+    until(lambda: marker.exists() and marker.read_text().strip() != "", "the app to quit", 60,
            session)  # fmt: skip
-    assert marker.read_text().strip() == "0", _pane(session)
+    assert marker.read_text().strip() == "0", pane(session)
 
 
 def test_first_run_in_a_real_terminal(
@@ -88,13 +87,13 @@ def test_first_run_in_a_real_terminal(
     marker = tmp_path / "exit-1"
     _start(session, env, marker)
     try:
-        asks = lambda: all(t in _pane(session) for t in ("Welcome", "to download into", "Download"))  # noqa: E731
-        _until(asks, "the first-run screen and its download question", 60, session)
+        asks = lambda: all(t in pane(session) for t in ("Welcome", "to download into", "Download"))  # noqa: E731
+        until(asks, "the first-run screen and its download question", 60, session)
         subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
         # "·  llamacpp": the status bar (the plan on the first-run screen names it too)
-        _until(lambda: "·  llamacpp" in _pane(session), "the download and the load", 90, session)
+        until(lambda: "·  llamacpp" in pane(session), "the download and the load", 90, session)
         subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
-        _until(lambda: "tok/s" in _pane(session), "the reply's stats", 60, session)
+        until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
         _quit(session, marker)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
@@ -105,8 +104,8 @@ def test_first_run_in_a_real_terminal(
     session += "-again"
     _start(session, env, marker)
     try:  # the second run asks nothing: the chat screen loads the remembered model
-        _until(lambda: "·  llamacpp" in _pane(session), "the chat, model loaded", 60, session)
-        assert "Welcome to gptoss-local" not in _pane(session)
+        until(lambda: "·  llamacpp" in pane(session), "the chat, model loaded", 60, session)
+        assert "Welcome to gptoss-local" not in pane(session)
         _quit(session, marker)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from cards import card
 from fake_nvml import GPU_IS_LOST, FakeNvml
-from tui_helpers import ScriptedBackend, open_history, run_async, scripted_app, wait_for
+from tui_helpers import AppOn, wait_for
 
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.tui.status import StatusBar
@@ -16,13 +14,12 @@ def _bar(app: object) -> str:
     return str(app.query_one(StatusBar).render())  # type: ignore[attr-defined]
 
 
-@run_async
 async def test_the_status_bar_follows_vram_use_and_nvml_is_closed_on_exit(
-    tmp_path: Path,
+    app_on: AppOn,
 ) -> None:
     gpu = card("4090", free_mib=23_400)  # 24,564 MiB in all
     nvml = FakeNvml([gpu])
-    app = scripted_app(open_history(tmp_path), ScriptedBackend([]), vram=VramMonitor(nvml))
+    app = app_on([], vram=VramMonitor(nvml))
     screen = app.chat_screen
     screen.status.poller.interval = 0.02
     async with app.run_test() as pilot:
@@ -34,10 +31,9 @@ async def test_the_status_bar_follows_vram_use_and_nvml_is_closed_on_exit(
     assert nvml.shutdowns == 1
 
 
-@run_async
-async def test_without_a_gpu_the_bar_shows_no_vram_and_polling_stops(tmp_path: Path) -> None:
+async def test_without_a_gpu_the_bar_shows_no_vram_and_polling_stops(app_on: AppOn) -> None:
     monitor = VramMonitor(FakeNvml([]))
-    app = scripted_app(open_history(tmp_path), ScriptedBackend([]), vram=monitor)
+    app = app_on([], vram=monitor)
     screen = app.chat_screen
     screen.status.poller.interval = 0.02
     async with app.run_test() as pilot:
@@ -47,12 +43,9 @@ async def test_without_a_gpu_the_bar_shows_no_vram_and_polling_stops(tmp_path: P
         assert "VRAM" not in _bar(app) and not screen.status.polling
 
 
-@run_async
-async def test_a_gpu_that_fails_later_takes_the_field_away(tmp_path: Path) -> None:
+async def test_a_gpu_that_fails_later_takes_the_field_away(app_on: AppOn) -> None:
     gpu = card("4090")
-    app = scripted_app(
-        open_history(tmp_path), ScriptedBackend([]), vram=VramMonitor(FakeNvml([gpu]))
-    )
+    app = app_on([], vram=VramMonitor(FakeNvml([gpu])))
     screen = app.chat_screen
     screen.status.poller.interval = 0.02
     async with app.run_test() as pilot:

@@ -3,18 +3,8 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
-from tui_helpers import (
-    ScriptedBackend,
-    open_history,
-    reply,
-    run_async,
-    scripted_app,
-    send_and_wait,
-    wait_for,
-    wait_for_model,
-)
+from tui_helpers import AppOn, ScriptedBackend, reply, send_and_wait, wait_for, wait_for_model
 
 from gptoss_local.backends.base import Conversation, GenerationSettings
 
@@ -35,11 +25,9 @@ class SlowPrefill(ScriptedBackend):
         return 0
 
 
-@run_async
-async def test_the_chat_is_prefilled_after_load_reply_effort_and_switch(tmp_path: Path) -> None:
+async def test_the_chat_is_prefilled_after_load_reply_effort_and_switch(app_on: AppOn) -> None:
     backend = ScriptedBackend(reply("thinking", "An answer."))
-    history = open_history(tmp_path)
-    app = scripted_app(history, backend)
+    app = app_on(backend)
     screen = app.chat_screen
     async with app.run_test() as pilot:
         await wait_for_model(pilot)
@@ -59,16 +47,15 @@ async def test_the_chat_is_prefilled_after_load_reply_effort_and_switch(tmp_path
         assert backend.prefills[3][0].messages == ()
 
 
-@run_async
-async def test_sending_stops_a_prefill_in_progress(tmp_path: Path) -> None:
+async def test_sending_stops_a_prefill_in_progress(app_on: AppOn) -> None:
     backend = SlowPrefill(reply("thinking", "An answer."))
-    app = scripted_app(open_history(tmp_path), backend)
+    app = app_on(backend)
     async with app.run_test() as pilot:
         await wait_for_model(pilot)
         await wait_for(pilot, lambda: len(backend.prefills) == 1, 5, "the prefill")
         assert not backend.cancelled.is_set()  # it runs until told to stop
         await send_and_wait(pilot, "a question")
         # Sending told the prefill to stop (keeping the two apart on the engine is the
-        # backend's lock: tests/test_llama_prefill.py).
+        # backend's lock: tests/backends/test_llama_prefill.py).
         assert backend.cancelled.is_set() and backend.calls
         await pilot.press("ctrl+q")
