@@ -1,7 +1,9 @@
-"""Shared fixtures: every test gets its own gptoss-local home and the shipped manifest."""
+"""Shared fixtures: every test gets its own gptoss-local home and the shipped manifest; the tiny
+and small synthetic models; `gptoss-local` run in this process; a machine with an RTX 4090."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,10 +35,25 @@ def small_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_gguf(tmp_path_factory.mktemp("models") / "small.gguf", SMALL, seed=2)
 
 
-@pytest.fixture(scope="session")
-def oracle(tmp_path_factory: pytest.TempPathFactory):
-    """openai-harmony's gpt-oss encoding, its vocabulary written offline (harmony_oracle.py)."""
-    from harmony_oracle import Oracle, load_encoding
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """`cli(*argv)`: `gptoss-local argv` run in this process; its exit code, stdout and stderr."""
+    from gptoss_local.cli import main
 
-    folder = tmp_path_factory.mktemp("tiktoken")
-    return Oracle(load_encoding(folder), folder)
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def rtx_4090(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the hardware probe see one RTX 4090 (typical free VRAM), whatever this machine has."""
+    from cards import card
+    from fake_nvml import FakeNvml
+
+    from gptoss_local.hardware import machine as hardware
+
+    monkeypatch.setattr(hardware, "load_nvml", lambda: FakeNvml([card("4090")]))

@@ -12,6 +12,7 @@ from gptoss_local.backends.base import Conversation, GenerationSettings, Reply, 
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
 from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta
 from gptoss_local.harmony import Message, render_prompt
 
 DATE = dt.date(2026, 12, 2)
@@ -66,6 +67,11 @@ def ran(reply: Reply) -> Ran:
     done = Ran(events)
     done.stats = stats
     return done
+
+
+def text_of(events: list[Event], kind: type[ReasoningDelta | AnswerDelta | PreambleDelta]) -> str:
+    """The text of the events of one `kind` (ReasoningDelta, AnswerDelta, …) joined."""
+    return "".join(e.text for e in events if isinstance(e, kind))
 
 
 def finished(events: Ran) -> Ran:

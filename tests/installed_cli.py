@@ -1,5 +1,6 @@
 """Run the installed `gptoss-local` command (the console script beside this interpreter) the way a
-user does, and check that a failure is a message, not a traceback."""
+user does, and check that a failure is a message, not a traceback. (`Cli` is the type of the
+`cli` fixture, which runs the command's `main` in the test's own process.)"""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+Cli = Callable[..., tuple[int, str, str]]
 SCRIPT = Path(sys.executable).parent / ("gptoss-local.exe" if os.name == "nt" else "gptoss-local")
 
 

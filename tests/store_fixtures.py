@@ -1,5 +1,6 @@
-"""The model store tests' fixtures: a loopback file server, the files and manifest it serves,
-and a home with no caches, proxies or offline settings. Import them by their `fixture_` names."""
+"""The model store's fixtures: a loopback file server, the files and manifest it serves, and a
+home with no caches, proxies or offline settings. A folder's conftest.py imports those it needs;
+`store_env` is autouse: every test of a folder that imports it runs in that home."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 from http_fixture import FileServer, start_server, stop_server
 from store_files import Served, gguf_file, write_manifest
+
+__all__ = ["fixture_http_server", "fixture_served", "fixture_store_env"]
 
 
 @pytest.fixture(name="http_server")

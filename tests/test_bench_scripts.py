@@ -10,14 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import llama_tools  # bench/gpu is on pytest's pythonpath (pyproject.toml)
 import pytest
+import steps
+import steps_memory
 
 GPU_BENCH = Path(__file__).resolve().parent.parent / "bench" / "gpu"
-sys.path.insert(0, str(GPU_BENCH))
-
-import llama_tools  # noqa: E402
-import steps  # noqa: E402
-import steps_memory  # noqa: E402
 
 LLAMA_BENCH_JSON = json.dumps(
     [

@@ -7,25 +7,13 @@ import subprocess
 import sys
 
 import pytest
-from cards import card
 from fake_nvml import FakeNvml
+from installed_cli import Cli
 
 from gptoss_local import __version__, config
 from gptoss_local.cli import HANDLERS, build_parser, main
 from gptoss_local.config import Settings
 from gptoss_local.hardware import machine as hardware
-
-
-@pytest.fixture
-def rtx_4090(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the probe see one RTX 4090 (this machine has no GPU)."""
-    monkeypatch.setattr(hardware, "load_nvml", lambda: FakeNvml([card("4090")]))
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -36,9 +24,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_help_lists_exactly_the_commands_that_have_handlers(
-    capsys: pytest.CaptureFixture[str],
+    cli: Cli,
 ) -> None:
-    code, out, _ = run(capsys)
+    code, out, _ = cli()
     assert code == 0 and "doctor" in out
     listed = set(build_parser()._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
     assert listed == set(HANDLERS)
@@ -55,8 +43,8 @@ def test_python_dash_m_works() -> None:
     assert done.returncode == 0 and __version__ in done.stdout
 
 
-def test_doctor_json_schema(capsys: pytest.CaptureFixture[str], rtx_4090: None) -> None:
-    code, out, _ = run(capsys, "doctor", "--json")
+def test_doctor_json_schema(cli: Cli, rtx_4090: None) -> None:
+    code, out, _ = cli("doctor", "--json")
     doc = json.loads(out)
     assert code == 0 and set(doc) == {"gpus", "ram", "disk", "engine", "plan"}
     (gpu,) = doc["gpus"]
@@ -84,33 +72,33 @@ def test_doctor_json_schema(capsys: pytest.CaptureFixture[str], rtx_4090: None) 
 
 
 def test_cpu_only_engine_beside_a_gpu_is_a_loud_warning_with_the_fix(
-    capsys: pytest.CaptureFixture[str], rtx_4090: None
+    cli: Cli, rtx_4090: None
 ) -> None:
     import llama_cpp
 
     if llama_cpp.llama_supports_gpu_offload():
         pytest.skip("this llama-cpp-python build can offload: the warning does not apply")
-    code, out, _ = run(capsys, "doctor")
+    code, out, _ = cli("doctor")
     assert code == 0
     assert "CPU-only" in out and "GGML_CUDA=on" in out and "pipx runpip gptoss-local" in out
-    doc = json.loads(run(capsys, "doctor", "--json")[1])
+    doc = json.loads(cli("doctor", "--json")[1])
     assert any("CPU-only" in w for w in doc["engine"]["warnings"])
 
 
-def test_doctor_text_without_gpu(capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+def test_doctor_text_without_gpu(cli: Cli, monkeypatch) -> None:
     monkeypatch.setattr(hardware, "load_nvml", lambda: FakeNvml([], init_error=12))
-    code, out, _ = run(capsys, "doctor")
+    code, out, _ = cli("doctor")
     assert code == 0
     assert "no NVIDIA driver is installed" in out
     assert "placement  CPU only" in out and "\x1b[" not in out  # no colour when not a terminal
     assert "CPU-only build" in out and "Warnings" not in out  # no GPU: nothing to warn about
 
 
-def test_doctor_wishes_and_settings(capsys: pytest.CaptureFixture[str], rtx_4090: None) -> None:
+def test_doctor_wishes_and_settings(cli: Cli, rtx_4090: None) -> None:
     config.save(Settings(model="120b", effort="high"))
-    doc = json.loads(run(capsys, "doctor", "--json")[1])
+    doc = json.loads(cli("doctor", "--json")[1])
     assert doc["plan"]["model"] == "gpt-oss-120b"
-    doc = json.loads(run(capsys, "doctor", "--json", "--model", "20b", "--context", "8192")[1])
+    doc = json.loads(cli("doctor", "--json", "--model", "20b", "--context", "8192")[1])
     assert (doc["plan"]["model"], doc["plan"]["context"]) == ("gpt-oss-20b", 8192)
     assert any("High reasoning effort" in w for w in doc["plan"]["warnings"])
 
@@ -123,16 +111,16 @@ def test_doctor_wishes_and_settings(capsys: pytest.CaptureFixture[str], rtx_4090
     ],
 )
 def test_bad_choices_exit_2_with_a_message(
-    capsys, rtx_4090: None, argv: list[str], words: str
+    cli: Cli, rtx_4090: None, argv: list[str], words: str
 ) -> None:
-    code, _, err = run(capsys, *argv)
+    code, _, err = cli(*argv)
     assert code == 2 and words in err
 
 
-def test_bad_settings_file_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_settings_file_exits_2(cli: Cli) -> None:
     from gptoss_local import paths
 
     paths.ensure_dir(paths.config_dir())
     paths.settings_file().write_text("effort = 'extreme'\n")
-    code, _, err = run(capsys, "doctor")
+    code, _, err = cli("doctor")
     assert code == 2 and "effort must be one of" in err

@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from cards import card
-from fake_nvml import FakeNvml
 from fake_ollama.helpers import install
 
 from gptoss_local import catalog, config
@@ -30,9 +28,8 @@ SWITCHES = [
 
 
 @pytest.fixture
-def pulls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_gguf: Path) -> Path:
+def pulls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_gguf: Path, rtx_4090: None) -> Path:
     """The stand-in Ollama on PATH with no models; returns the file its pull requests go to."""
-    monkeypatch.setattr(hardware, "load_nvml", lambda: FakeNvml([card("4090")]))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     install(tmp_path, monkeypatch, tiny_gguf)
     log = tmp_path / "pulls.log"
@@ -87,12 +84,11 @@ def test_the_chat_opener_does_not_pull_a_missing_tag(
 
 @pytest.mark.parametrize(("flag", "env"), SWITCHES[1:])
 def test_the_first_run_download_opens_no_connection(
-    monkeypatch: pytest.MonkeyPatch, flag: str | None, env: dict[str, str]
+    monkeypatch: pytest.MonkeyPatch, rtx_4090: None, flag: str | None, env: dict[str, str]
 ) -> None:
     import socket
     import threading
 
-    monkeypatch.setattr(hardware, "load_nvml", lambda: FakeNvml([card("4090")]))
     switch_on(monkeypatch, env)
     attempts: list[object] = []
 

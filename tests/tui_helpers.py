@@ -1,15 +1,16 @@
-"""Helpers of the TUI tests: a scripted backend and waiting on conditions (never fixed sleeps)."""
+"""Helpers of the TUI tests: a scripted backend, the app built around it, and Pilot steps that
+wait on conditions (never fixed sleeps). The fixtures built on them are in tui_fixtures.py."""
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import threading
 import time
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from gptoss_local.backends.base import (
     BackendInfo,
@@ -19,11 +20,15 @@ from gptoss_local.backends.base import (
     Reply,
     Stats,
 )
+from gptoss_local.chat.model_host import Opener
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta
 from gptoss_local.session.history import History
 from gptoss_local.tui.app import ChatApp, make_app
+from gptoss_local.tui.widgets import ReplyView
 
 WAIT = "wait"  # in a script: block until `gate` is set (or the reply is cancelled)
+Script = Sequence[Event | str | BaseException]
+AppOn = Callable[..., ChatApp]  # the `app_on` fixture (tui_fixtures.py)
 INFO = BackendInfo("scripted", "gpt-oss-test", "entirely on the GPU", 8192)
 
 
@@ -37,9 +42,7 @@ class ScriptedBackend:
 
     capabilities = Capabilities(prefill=True)
 
-    def __init__(
-        self, script: Sequence[Event | str | BaseException], *, delay: float = 0.0
-    ) -> None:
+    def __init__(self, script: Script, *, delay: float = 0.0) -> None:
         self.script = list(script)
         self.delay = delay
         self.gate = threading.Event()
@@ -104,17 +107,7 @@ class ScriptedBackend:
         pass
 
 
-def run_async(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test in a fresh event loop (the suite has no async pytest plugin)."""
-
-    @functools.wraps(test)
-    def wrapper(*args: object, **kwargs: object) -> None:
-        asyncio.run(test(*args, **kwargs))  # type: ignore[arg-type]
-
-    return wrapper
-
-
-def reply(reasoning: str, answer: str) -> list[Event | str | BaseException]:
+def reply(reasoning: str, answer: str) -> Script:
     """A script of one reasoning delta and one answer delta."""
     return [ReasoningDelta(reasoning), AnswerDelta(answer)]
 
@@ -124,15 +117,34 @@ def open_history(tmp_path: Path) -> History:
     return History(tmp_path / "history.sqlite3")
 
 
-def scripted_app(history: History, backend: ScriptedBackend, **kwargs: object) -> ChatApp:
-    """The app talking to `backend`, on a machine without a GPU unless `vram` says otherwise
-    (a real GPU's live VRAM would change the status bar from run to run)."""
+def scripted_app(
+    history: History, backend: ScriptedBackend | Script | Opener | None = None, **options: object
+) -> ChatApp:
+    """The app on `history` talking to `backend`: a ScriptedBackend, the script of one, or an
+    opener that makes the backend when the app loads it (None where `ready` or `setup` give it).
+
+    The machine has no GPU unless `vram` says otherwise (a real GPU's live VRAM would change the
+    status bar from run to run); `options` go to `make_app`.
+    """
     from fake_nvml import FakeNvml
 
     from gptoss_local.hardware.vram import VramMonitor
 
-    kwargs.setdefault("vram", VramMonitor(FakeNvml([])))
-    return make_app(history, lambda _progress: backend, **kwargs)  # type: ignore[arg-type]
+    if isinstance(backend, Sequence):
+        backend = ScriptedBackend(backend)
+    if isinstance(backend, ScriptedBackend):
+        backend = _opener(backend)
+    options.setdefault("vram", VramMonitor(FakeNvml([])))
+    return make_app(history, backend, **options)  # type: ignore[arg-type]
+
+
+def _opener(backend: ScriptedBackend) -> Opener:
+    """An opener that hands the app `backend` (already "loaded")."""
+
+    def opens(_progress: object) -> ScriptedBackend:
+        return backend
+
+    return opens  # type: ignore[return-value]
 
 
 async def wait_for(
@@ -144,6 +156,18 @@ async def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or condition}")
         await pilot.pause(0.01)
+
+
+async def open_screen(pilot: Pilot, key: str, screen: type[Screen[Any]]) -> None:
+    """Press `key`, then wait until the app shows a `screen` (a modal, the help, the palette)."""
+    await pilot.press(key)
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, screen), what=screen.__name__)
+
+
+async def close_screen(pilot: Pilot, key: str, screen: type[Screen[Any]]) -> None:
+    """Press `key`, then wait until the app no longer shows a `screen`."""
+    await pilot.press(key)
+    await wait_for(pilot, lambda: not isinstance(pilot.app.screen, screen), what="closing")
 
 
 async def send(pilot: Pilot, text: str) -> None:
@@ -158,8 +182,6 @@ async def send(pilot: Pilot, text: str) -> None:
 
 async def send_and_wait(pilot: Pilot, text: str, timeout: float = 10.0) -> None:
     """Send `text` and wait until the reply has ended."""
-    from gptoss_local.tui.widgets import ReplyView
-
     app = pilot.app
     screen = app.chat_screen
     assert isinstance(app, ChatApp)
@@ -172,6 +194,17 @@ async def send_and_wait(pilot: Pilot, text: str, timeout: float = 10.0) -> None:
         "the reply to end",
     )
     await pilot.pause()
+
+
+async def send_until_answer(pilot: Pilot, text: str, answer: str) -> ReplyView:
+    """Send `text`, then wait until its reply's answer reads `answer` (a script that waits
+    there keeps the reply running); returns the reply's view."""
+    app = pilot.app
+    await send(pilot, text)
+    await wait_for(pilot, lambda: bool(app.query(ReplyView)), what="the reply")
+    view = app.query_one(ReplyView)
+    await wait_for(pilot, lambda: view.answer_text == answer, what=f"the answer {answer!r}")
+    return view
 
 
 async def wait_for_model(pilot: Pilot, timeout: float = 60.0) -> None:

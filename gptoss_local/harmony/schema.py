@@ -2,7 +2,7 @@
 
 The layout is openai-harmony's (the renderer OpenAI's reference inference uses, so the one
 gpt-oss saw in training), byte for byte and with its quirks, all checked against the package
-in tests/test_harmony_oracle_render.py:
+in tests/harmony/test_harmony_oracle_render.py:
 
 - only ``oneOf`` makes a union (one ``| `` line per variant); ``anyOf``, ``allOf`` and
   ``$ref`` are not read, so a property with only ``anyOf`` is ``any``;

@@ -1,0 +1,44 @@
+"""`gptoss-local chat` in a real terminal (tmux): type, see a reply and its stats, quit, find it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from terminal_helpers import pane, until
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+def test_chat_in_a_real_terminal(tiny_gguf: Path, isolated_home: Path, tmp_path: Path) -> None:
+    session = f"gptoss-test-{uuid.uuid4().hex[:8]}"
+    marker = tmp_path / "exit-code"
+    command = (
+        f"{sys.executable} -m gptoss_local chat --model-path {tiny_gguf} --context 2048; "
+        f"echo $? > {marker}"
+    )
+    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(isolated_home), "TERM": "xterm-256color"}
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "35",
+                    "-e", f"GPTOSS_LOCAL_HOME={isolated_home}", command],
+                   check=True, env=env, cwd=Path(__file__).parents[2])  # fmt: skip
+    try:
+        until(lambda: "llamacpp" in pane(session), "the chat with the model loaded", 60, session)
+        subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
+        until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
+        assert "hello there" in pane(session)
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
+        until(marker.exists, "the app to quit")
+        until(lambda: marker.read_text().strip() != "", "the exit code")
+        assert marker.read_text().strip() == "0"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    listed = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "--json"], env=env,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    (chat,) = json.loads(listed.stdout)["chats"]
+    assert (chat["title"], chat["messages"], chat["backend"]) == ("hello there", 2, "llamacpp")
