@@ -64,12 +64,13 @@ class ToolCallView(Vertical):
         self.verdict = ""
 
     def compose(self) -> ComposeResult:
+        output = self.output
         yield Static(f"⚙ {self.call.name}  {short_arguments(self.call)}", classes="call",
                      markup=False)  # fmt: skip
-        yield Static("", classes="verdict", markup=False)
-        with Collapsible(title="Result", collapsed=True):
-            yield Static("", classes="result", markup=False)
-            yield Static("", classes="tool-note", markup=False)
+        yield Static(self.verdict, classes="verdict", markup=False)
+        with Collapsible(title=self._title(), collapsed=True):
+            yield Static(output.preview() if output else "", classes="result", markup=False)
+            yield Static(output.note if output else "", classes="tool-note", markup=False)
 
     def on_mount(self) -> None:
         self._show()
@@ -105,9 +106,12 @@ class ToolCallView(Vertical):
         box.display = self.output is not None
         if self.output is None:
             return
-        took = f" ({self.seconds:.1f} s)" if self.seconds is not None else ""
-        box.title = ("Error" if self.output.error else "Result") + took
+        box.title = self._title()
         self.query_one(".result", Static).update(self.output.preview())
         note = self.query_one(".tool-note", Static)
         note.update(self.output.note)
         note.display = bool(self.output.note)
+
+    def _title(self) -> str:
+        took = f" ({self.seconds:.1f} s)" if self.seconds is not None else ""
+        return ("Error" if self.output is not None and self.output.error else "Result") + took
