@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from gptoss_local import config, paths
+from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.session.history import History
 from gptoss_local.setup.first_run import Setup
@@ -38,7 +39,9 @@ def run_chat(args: argparse.Namespace) -> int:
             ready = setup.ready(wishes, setup.plan(wishes))
         from gptoss_local.tui.app import make_app  # textual: imported only for this command
 
-        app = make_app(history, ready=ready, setup=setup, chat_id=args.chat)  # setup: for F9
+        tools = ChatTools.from_settings(settings)  # started by the app, on a worker
+        app = make_app(history, ready=ready, setup=setup, chat_id=args.chat,
+                       tools=tools)  # fmt: skip  # setup: for F9
         try:
             app.run()
         finally:

@@ -19,6 +19,7 @@ from textual.screen import Screen
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.chat.chat_state import ChatState
 from gptoss_local.chat.model_host import Opener
+from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.kinds import Effort
 from gptoss_local.session.errors import HistoryError
@@ -52,11 +53,12 @@ class ChatApp(App[None]):
         *,
         vram: VramMonitor | None = None,
         warnings: tuple[str, ...] = (),
+        tools: ChatTools | None = None,
     ) -> None:
         super().__init__()
         self.chat_screen = ChatScreen(history, ChatState(history, chat_id, effort), generation,
                                       backend_factory, setup=setup, model_name=model_name,
-                                      vram=vram, warnings=warnings)  # fmt: skip
+                                      vram=vram, warnings=warnings, tools=tools)  # fmt: skip
         self._interrupted = SecondPress()
         self._switch_interval = sys.getswitchinterval()
 
@@ -117,7 +119,8 @@ class ChatApp(App[None]):
         return self.chat_screen.input.text
 
     def close_backend(self) -> None:
-        """Free the model (after the app has exited); a load or reply still running stops."""
+        """Free the model and stop the tools (after the app has exited); a load or reply still
+        running stops."""
         self.chat_screen.close_model()
 
 
@@ -131,6 +134,7 @@ def make_app(
     ready: Ready | None = None,
     setup: Setup | None = None,
     vram: VramMonitor | None = None,
+    tools: ChatTools | None = None,
 ) -> ChatApp:
     """Build the chat app from its services.
 
@@ -145,6 +149,8 @@ def make_app(
             (instead of `backend_factory` and `generation`).
         setup: Open on the first-run screen, which gives the factory when the user starts.
         vram: Reads VRAM use for the status bar (default: NVML's, when a GPU answers).
+        tools: The tools the model may call, and which run without asking (default: none;
+            `gptoss-local chat` passes `ChatTools.from_settings`).
     """
     name = "the model"
     warnings: tuple[str, ...] = ()
@@ -154,4 +160,4 @@ def make_app(
     generation = generation or GenerationSettings()
     return ChatApp(history, backend_factory, generation, effort or generation.effort, chat_id,
                    setup, name, vram=vram if vram is not None else VramMonitor(),
-                   warnings=warnings)  # fmt: skip
+                   warnings=warnings, tools=tools)  # fmt: skip

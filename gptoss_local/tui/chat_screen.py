@@ -27,13 +27,16 @@ from textual.widgets import Footer, Header
 from gptoss_local.backends.base import Conversation, GenerationSettings
 from gptoss_local.chat.chat_state import ChatState
 from gptoss_local.chat.model_host import ModelHost, Opener
+from gptoss_local.chat.tool_host import ChatTools, ToolHost
 from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.setup.first_run import Setup
-from gptoss_local.tui import copying, model_setup, saved_chats
+from gptoss_local.tools import HistoryRecorder, ToolLoop
+from gptoss_local.tui import copying, model_setup, saved_chats, tool_steps
 from gptoss_local.tui.actions import chat_bindings
+from gptoss_local.tui.approval import ApprovalScreen, asker
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.messages import (
     BackendLoaded,
@@ -41,14 +44,19 @@ from gptoss_local.tui.messages import (
     LoadProgressed,
     ModelLoadFailed,
     ModelLoadStarted,
+    ReplyContinued,
     ReplyFailed,
     ReplyFinished,
     ReplyStreamed,
+    ToolApprovalAsked,
+    ToolCallReported,
+    ToolsOpened,
 )
 from gptoss_local.tui.pump import run_reply, with_effort
 from gptoss_local.tui.saved_chats import reports_history_errors
 from gptoss_local.tui.sidebar import ChatList, Sidebar
 from gptoss_local.tui.status import StatusBar
+from gptoss_local.tui.tool_views import ToolCallView
 from gptoss_local.tui.widgets import ChatInput, ChatLog, ReplyView, UserMessage
 
 
@@ -64,6 +72,7 @@ class ChatScreen(Screen[None]):
         model_name: What the loading banner calls the model.
         vram: Reads VRAM use for the status bar; None shows none.
         warnings: What the plan warned about, shown once when the chat opens.
+        tools: The tools the model may call (default: none).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = chat_bindings()
@@ -79,6 +88,7 @@ class ChatScreen(Screen[None]):
         model_name: str = "the model",
         vram: VramMonitor | None = None,
         warnings: tuple[str, ...] = (),
+        tools: ChatTools | None = None,
     ) -> None:
         super().__init__()
         self.history, self.state, self.generation, self.setup = history, state, generation, setup
@@ -89,10 +99,19 @@ class ChatScreen(Screen[None]):
         self.banner = LoadingBanner(id="loading")
         self.host = ModelHost(opener, model_name, model_setup.reports(self))
         self.warmer = PrefillWarmer(self._warm_in_worker)
+        self.tools = ToolHost(tools or ChatTools(), self._tools_in_worker)
+        self.tools_ready = False  # set when the screen has heard so (`ToolsOpened`)
         self.status = StatusBar(state.effort, vram)
         self._cancel: threading.Event | None = None  # of the reply being written
-        self._reply: ReplyView | None = None
+        self._reply: ReplyView | None = None  # of the model turn being written
+        self.pending_calls: list[ToolCallView] = []  # of this reply, not finished yet
+        self.asking: ApprovalScreen | None = None  # the dialog a reply waits on
         self._sent: list[str] = []  # the messages sent in this session, for input history
+
+    @property
+    def live_reply(self) -> ReplyView | None:
+        """The view of the model turn being written, if a reply is."""
+        return self._reply
 
     @property
     def busy(self) -> bool:
@@ -112,12 +131,16 @@ class ChatScreen(Screen[None]):
         self.query_one(ChatLog).anchor()
         await self.render_chat()
         self.input.focus()
+        self.tools.open(lambda problems: self.post_message(ToolsOpened(problems)))
         if not model_setup.needs_first_run(self):  # else the app has asked (`ChatApp`)
             model_setup.load(self)
         model_setup.show_plan_warnings(self)
 
     def _warm_in_worker(self, prefill: Callable[[], None]) -> None:
         self.run_worker(prefill, thread=True, group="warm", exit_on_error=False)
+
+    def _tools_in_worker(self, build: Callable[[], None]) -> None:
+        self.run_worker(build, thread=True, group="tools", exit_on_error=False)
 
     # --- sending and streaming -----------------------------------------------------------------
 
@@ -156,33 +179,68 @@ class ChatScreen(Screen[None]):
         except HistoryError as exc:
             self.history_failed(exc, "Cannot start the reply")
             return False
+        await self.new_turn()
+        self._cancel = cancel = threading.Event()
+        settings = with_effort(self.generation, self.state.effort)
+        recorder = HistoryRecorder(self.history, chat_id, reply_id, effort=self.state.effort)
+
+        def loop() -> ToolLoop:  # on the worker: waits for the model and the tools
+            backend = self.host.get()
+            registry = self.tools.for_chat(chat_id, cancel)
+            approvals = self.tools.approvals(chat_id, asker(self.post_message, cancel))
+            return ToolLoop(backend, registry, approvals, max_calls=self.tools.tools.max_calls)
+
+        self._generate(loop, recorder, conversation, settings, cancel)
+        return True
+
+    async def new_turn(self) -> None:
+        """Show a new live reply view: the reply's first model turn, or the next after calls."""
+        if self._reply is not None:
+            await self._reply.finish()
         self._reply = ReplyView(live=True, keep_open=self.show_reasoning)
         await self.query_one(ChatLog).mount(self._reply)
-        self._cancel = threading.Event()
-        settings = with_effort(self.generation, self.state.effort)
-        self._generate(reply_id, conversation, settings, self._cancel)
-        return True
 
     @work(thread=True, group="reply", exit_on_error=False)
     def _generate(
         self,
-        reply_id: int,
+        loop: Callable[[], ToolLoop],
+        recorder: HistoryRecorder,
         conversation: Conversation,
         settings: GenerationSettings,
         cancel: threading.Event,
     ) -> None:
-        post = self.post_message
-        run_reply(self.host.get, self.history, reply_id, conversation, settings, cancel, post)
+        run_reply(loop, recorder, conversation, settings, cancel, self.post_message)
 
     @on(ReplyStreamed)
     async def _streamed(self, message: ReplyStreamed) -> None:
         if self._reply is not None:
             await self._reply.add(message.reasoning, message.answer)
 
+    @on(ReplyContinued)
+    async def _continued(self, _message: ReplyContinued) -> None:
+        await self.new_turn()
+
+    @on(ToolCallReported)
+    async def _tool_step(self, message: ToolCallReported) -> None:
+        await tool_steps.show_step(self, message.step)
+
+    @on(ToolApprovalAsked)
+    def _approval_asked(self, message: ToolApprovalAsked) -> None:
+        tool_steps.ask_approval(self, message)
+
+    @on(ToolsOpened)
+    def _tools_opened(self, message: ToolsOpened) -> None:
+        for problem in message.problems:
+            self.notify(problem, title="A tool is not available", severity="warning",
+                        timeout=15, markup=False)  # fmt: skip
+        self.tools_ready = True
+        self.warm_up()
+
     @on(ReplyFinished)
     async def reply_finished(self, message: ReplyFinished) -> None:
         """Show how the reply ended and its figures; prefill for the next message."""
-        await self._end_reply("stopped" if message.stopped else "")
+        note = "stopped" if message.stopped else tool_steps.ENDED.get(message.ended, "")
+        await self._end_reply(note)
         if not self.status.is_attached:  # stopped by quitting: the widgets are already gone
             return
         self.status.stats = message.stats
@@ -201,6 +259,7 @@ class ChatScreen(Screen[None]):
         self.warm_up()
 
     async def _end_reply(self, note: str) -> None:
+        tool_steps.end_calls(self)
         reply, self._reply, self._cancel = self._reply, None, None
         if reply is not None:
             await reply.finish(note)
@@ -219,6 +278,7 @@ class ChatScreen(Screen[None]):
         so is a reply (an exit that did not go through Quit may leave one running)."""
         self.stop()
         self.host.close()
+        self.tools.close()
 
     # --- the chat's own actions ----------------------------------------------------------------
 
@@ -295,10 +355,11 @@ class ChatScreen(Screen[None]):
         """Prefill the open chat's next prompt on a worker; only with a loaded model and no
         reply running (it never triggers a load)."""
         backend = self.host.backend
-        if backend is None or self.busy:
+        if backend is None or self.busy or not self.tools_ready:  # both come back here
             return
-        try:
-            conversation = self.state.next_conversation()
+        try:  # the tools as the reply will offer them, so that the prefix matches
+            registry = self.tools.for_chat(self.state.chat_id)
+            conversation = registry.offer(self.state.next_conversation())
         except HistoryError:  # the reply will say what is wrong with the history
             self.warmer.stop()
             return

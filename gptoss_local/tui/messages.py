@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from textual.message import Message
 
 from gptoss_local.backends.base import BackendInfo, Stats
+from gptoss_local.events import ToolCall
 from gptoss_local.hardware.vram import VramUse
 from gptoss_local.session.errors import HistoryError
+from gptoss_local.tools import (
+    Decision,
+    ToolCallApproved,
+    ToolCallDenied,
+    ToolCallFinished,
+    ToolCallRequested,
+    ToolInfo,
+)
 
 
 @dataclass
@@ -53,10 +63,41 @@ class ReplyStreamed(Message):
 
 @dataclass
 class ReplyFinished(Message):
-    """The reply ended, by itself or because the user stopped it."""
+    """The reply ended, by itself or because the user stopped it; `ended` is why its chain
+    of tool calls ended (`tools.events.ChainEndReason`: "answered" for a plain reply).
+    `stats` are those of its last model turn."""
 
     stats: Stats | None
     stopped: bool
+    ended: str = "answered"
+
+
+@dataclass
+class ToolCallReported(Message):
+    """A step of a tool call: requested, approved or denied, finished (with its result)."""
+
+    step: ToolCallRequested | ToolCallApproved | ToolCallDenied | ToolCallFinished
+
+
+@dataclass
+class ReplyContinued(Message):
+    """The model's next turn began, after the results of its calls."""
+
+
+@dataclass
+class ToolsOpened(Message):
+    """The chat's tools are ready; `problems` says what could not be offered, and why."""
+
+    problems: list[str]
+
+
+@dataclass
+class ToolApprovalAsked(Message):
+    """A reply waits for the user's answer about a call (`answer` is set with it)."""
+
+    call: ToolCall
+    tool: ToolInfo
+    answer: Future[Decision]
 
 
 @dataclass

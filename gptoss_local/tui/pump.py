@@ -1,4 +1,4 @@
-"""Runs one reply on the worker thread: backend stream → history rows and batched UI messages.
+"""Runs one reply on the worker thread: the tool loop → history rows and batched UI messages.
 
 Plain Python apart from the messages it posts, so the batching is easy to reason about: a fast
 model yields thousands of deltas a second, but the UI gets at most one `ReplyStreamed` per
@@ -16,7 +16,6 @@ from dataclasses import replace
 from textual.message import Message
 
 from gptoss_local.backends.base import (
-    Backend,
     BackendError,
     Conversation,
     GenerationSettings,
@@ -25,10 +24,26 @@ from gptoss_local.backends.base import (
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
 from gptoss_local.kinds import Effort
 from gptoss_local.session.errors import HistoryError
-from gptoss_local.session.history import History
-from gptoss_local.tui.messages import ReplyFailed, ReplyFinished, ReplyStreamed
+from gptoss_local.tools import (
+    ChainEnded,
+    HistoryRecorder,
+    ReplyEnded,
+    ToolCallApproved,
+    ToolCallDenied,
+    ToolCallFinished,
+    ToolCallRequested,
+    ToolLoop,
+)
+from gptoss_local.tui.messages import (
+    ReplyContinued,
+    ReplyFailed,
+    ReplyFinished,
+    ReplyStreamed,
+    ToolCallReported,
+)
 
 Post = Callable[[Message], object]
+TOOL_STEPS = (ToolCallRequested, ToolCallApproved, ToolCallDenied, ToolCallFinished)
 # Seconds between UI updates of a streaming reply, and the GIL switch interval while the app
 # runs. The engine thread needs the GIL for a moment per token; every UI update (Markdown, layout)
 # holds it for milliseconds. On an H200 with the 20b shape, 4 replies of 256 tokens: 172-202
@@ -71,40 +86,52 @@ class Batcher:
 
 
 def run_reply(
-    backend: Callable[[], Backend],
-    history: History,
-    reply_id: int,
+    loop: Callable[[], ToolLoop],
+    recorder: HistoryRecorder,
     conversation: Conversation,
     settings: GenerationSettings,
     cancel: threading.Event,
     post: Post,
 ) -> None:
-    """Stream one reply into history row `reply_id`, posting batches, then how it ended.
+    """Run one reply (with its tool calls) into the history through `recorder`, posting
+    batches of text, each step of a call, the start of each later model turn, then how it ended.
 
-    Never raises: a `BackendError` (or any other failure, which must not kill the app) marks the
-    reply failed and posts `ReplyFailed`, which carries the `HistoryError` if the history failed.
+    `loop` is called here, on the worker: it may wait for the model to load and the tools to
+    start. Never raises: a `BackendError` (or any other failure, which must not kill the app)
+    marks the turn in progress failed and posts `ReplyFailed`, which carries the `HistoryError`
+    if the history failed.
     """
     batcher = Batcher(post)
     stats: Stats | None = None
+    ended = "answered"
+    turn_over = False  # a model turn ended: what comes next belongs to a new one
     try:
-        reply = backend().stream(conversation, settings, cancel)
-        for item in reply:
-            history.record(reply_id, item)
-            batcher.add(item)
-        stats = reply.stats
+        for event in loop().run(conversation, settings, cancel):
+            recorder(event)
+            if isinstance(event, ChainEnded):
+                ended = event.reason
+                continue
+            if isinstance(event, TOOL_STEPS):
+                batcher.flush()
+                post(ToolCallReported(event))
+                continue
+            if turn_over:  # the first event (or the end) of the next model turn
+                post(ReplyContinued())
+                turn_over = False
+            if isinstance(event, ReplyEnded):
+                stats, turn_over = event.stats, True
+                batcher.flush()
+            else:
+                batcher.add(event)
         batcher.flush()
-        if cancel.is_set():
-            history.mark_stopped(reply_id, stats)
-        else:
-            history.finish_assistant(reply_id, stats)
-        post(ReplyFinished(stats, cancel.is_set()))
+        post(ReplyFinished(stats, cancel.is_set(), ended))
     except Exception as exc:  # any failure becomes a notification, never a crashed app
         batcher.flush()
         known = isinstance(exc, BackendError | HistoryError)
         message = str(exc) if known else f"unexpected error: {exc!r}"
         failed = exc if isinstance(exc, HistoryError) else None
         try:
-            history.fail_assistant(reply_id, message, stats)
+            recorder.fail(message)
         except Exception as again:  # the history itself may be what failed
             if failed is None:
                 message += f" (and the reply could not be saved: {again})"

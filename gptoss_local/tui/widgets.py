@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -15,7 +16,10 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static, TextArea
 from textual.widgets.markdown import MarkdownStream
 
+from gptoss_local.events import ToolCall
 from gptoss_local.session.records import StoredMessage
+from gptoss_local.tools import ToolOutput
+from gptoss_local.tui.tool_views import ToolCallView
 
 # Keys of a message in focus (Tab, Shift+Tab or a click): the chat screen's copy actions.
 MESSAGE_BINDINGS: list[BindingType] = [
@@ -45,7 +49,8 @@ class UserMessage(Static, can_focus=True):
 
 
 class ReplyView(Vertical, can_focus=True):
-    """One assistant reply: the reasoning in a Collapsible, the answer below, both streamed.
+    """One assistant reply (one model turn): the reasoning in a Collapsible, the answer below,
+    both streamed, then the tool calls the turn ended with (`ToolCallView`s).
 
     While the model thinks the reasoning is open with "Thinking… Ns"; it collapses when the
     answer starts. Text arrives through `MarkdownStream`s, which merge writes that come faster
@@ -70,8 +75,10 @@ class ReplyView(Vertical, can_focus=True):
         live: bool = False,
         note: str = "",
         keep_open: bool = False,
+        calls: Sequence[ToolCall] = (),
     ) -> None:
         super().__init__()
+        self.call_views = [ToolCallView(call) for call in calls]
         self.keep_open = keep_open  # the user asked to see all reasoning
         self._initial = (reasoning, answer)
         self.live = live
@@ -85,13 +92,15 @@ class ReplyView(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         reasoning, answer = self._initial
         title = "Thinking…" if self.live else "Reasoning"
-        with Collapsible(title=title, collapsed=not (self.live or self.keep_open)):
+        with Collapsible(title=title, collapsed=not (self.live or self.keep_open),
+                         classes="reasoning-box"):  # fmt: skip
             yield Markdown(reasoning, classes="reasoning")
         yield Markdown(answer, classes="answer")
+        yield from self.call_views
         yield Static(self._note, classes="note", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one(Collapsible).display = self.live or bool(self.reasoning_text)
+        self.reasoning_box.display = self.live or bool(self.reasoning_text)
         self.query_one(".note").display = bool(self._note)
         if self.live:
             self._timer = self.set_interval(1.0, self._tick)
@@ -99,7 +108,7 @@ class ReplyView(Vertical, can_focus=True):
     @property
     def reasoning_box(self) -> Collapsible:
         """The Collapsible holding the reasoning."""
-        return self.query_one(Collapsible)
+        return self.query_one(".reasoning-box", Collapsible)
 
     async def add(self, reasoning: str, answer: str) -> None:
         """Stream a batch of text into the reply."""
@@ -116,6 +125,15 @@ class ReplyView(Vertical, can_focus=True):
             self.answer_text += answer
             await self._stream(".answer").write(answer)
 
+    async def add_call(self, call: ToolCall) -> ToolCallView:
+        """Show a call the turn ended with (the turn's text is over: the clock stops)."""
+        if self.live:
+            await self.finish()
+        view = ToolCallView(call)
+        self.call_views.append(view)
+        await self.mount(view, before=self.query_one(".note"))
+        return view
+
     async def finish(self, note: str = "") -> None:
         """End the stream: render what is left, stop the clock, show how it ended."""
         self._stop_timer()
@@ -129,7 +147,7 @@ class ReplyView(Vertical, can_focus=True):
         box.display = bool(self.reasoning_text)
         if not self.answering:
             box.collapsed = not self.keep_open
-        if not note and not self.answer_text.strip():
+        if not note and not self.answer_text.strip() and not self.call_views:
             note = NO_ANSWER_AFTER_REASONING if self.reasoning_text else NO_ANSWER
         label = self.query_one(".note", Static)
         label.update(note)
@@ -226,7 +244,23 @@ class ChatLog(VerticalScroll):
     async def show(self, messages: list[StoredMessage], keep_open: bool) -> None:
         """Replace the log with stored `messages`; `keep_open` opens all reasoning."""
         await self.remove_children()
-        await self.mount_all([_view_of(m, keep_open) for m in messages if m.role != "tool"])
+        await self.mount_all(views_of(messages, keep_open))
+
+
+def views_of(messages: list[StoredMessage], keep_open: bool) -> list[UserMessage | ReplyView]:
+    """The widgets of stored messages: a tool row's result goes to the call it answers (the
+    calls of the reply before it, in order)."""
+    views: list[UserMessage | ReplyView] = []
+    waiting: list[ToolCallView] = []  # calls of the last reply without a result yet
+    for message in messages:
+        if message.role == "tool":
+            if waiting:
+                waiting.pop(0).output = ToolOutput(message.content)
+            continue
+        view = _view_of(message, keep_open)
+        waiting = list(view.call_views) if isinstance(view, ReplyView) else []
+        views.append(view)
+    return views
 
 
 def _view_of(message: StoredMessage, keep_open: bool) -> UserMessage | ReplyView:
@@ -234,9 +268,10 @@ def _view_of(message: StoredMessage, keep_open: bool) -> UserMessage | ReplyView
         return UserMessage(message.content)
     notes = {"stopped": "stopped", "partial": "interrupted: Ctrl+R writes it again"}
     note = notes.get(message.status, f"failed: {message.error}" if message.error else "")
-    if not note and not message.content.strip():  # as the live reply said when it ended
+    if not note and not message.content.strip() and not message.tool_calls:  # as when live
         note = NO_ANSWER_AFTER_REASONING if message.reasoning else NO_ANSWER
-    return ReplyView(message.reasoning, message.content, note=note, keep_open=keep_open)
+    return ReplyView(message.reasoning, message.content, note=note, keep_open=keep_open,
+                     calls=message.tool_calls)  # fmt: skip
 
 
 class ScrollWhenNeeded(VerticalScroll):
