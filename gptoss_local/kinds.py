@@ -7,5 +7,5 @@ from typing import Literal, get_args
 Effort = Literal["low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = get_args(Effort)
 
-BackendName = Literal["llamacpp", "ollama"]
+BackendName = Literal["llamacpp", "ollama", "openai"]
 BACKENDS: tuple[BackendName, ...] = get_args(BackendName)

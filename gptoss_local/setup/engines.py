@@ -11,6 +11,7 @@ from gptoss_local.backends.base import Backend, GenerationSettings, LoadProgress
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.ollama import client_for, has_tag, pull_tag
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
+from gptoss_local.backends.openai_client import OpenAIClientBackend
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
 from gptoss_local.kinds import BackendName
@@ -20,6 +21,7 @@ from gptoss_local.setup.runner import choose_model, load_planned, ollama_opener
 from gptoss_local.store.offline import offline_reason
 from gptoss_local.store.progress import Notice, ProgressFn
 from gptoss_local.store.pull import PullOptions, pull_model
+from gptoss_local.urls import server_url_problem
 
 Opener = Callable[[LoadProgress], Backend]
 
@@ -51,6 +53,8 @@ class Engine:
             otherwise the engine keeps its own store (Ollama).
         ready: The planned model made ready to open (nothing is loaded yet).
         pull: Make the model's weights available to the engine.
+        remote: The model runs on a server elsewhere: this PC's plan does not apply, the
+            model is the server's, and there is nothing to download here.
     """
 
     name: BackendName
@@ -58,6 +62,7 @@ class Engine:
     uses_models_folder: bool
     ready: Callable[[Catalog, Plan, Wishes], Ready]
     pull: Callable[[ModelSpec, Catalog, PullOptions, ProgressFn, Notice], Pulled]
+    remote: bool = False
 
 
 def _llama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
@@ -79,6 +84,37 @@ def _ollama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
     tag = catalog.model(plan.model).ollama_tag
     opener: Opener = ollama_opener(tag, plan.context)
     return Ready(tag, opener, GenerationSettings(effort=wishes.effort), plan.warnings)
+
+
+def _openai_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
+    url, key = wishes.base_url, wishes.api_key
+    if not url:
+        raise WishError(
+            "--backend openai needs the chat server's address: --base-url URL (or "
+            "OPENAI_BASE_URL), e.g. http://192.168.1.20:8080/v1 for another PC's "
+            "`gptoss-local serve`"
+        )
+    problem = server_url_problem(url, wishes.allow_http)
+    if problem:
+        raise WishError(f"--base-url {url}: {problem}")
+    model = wishes.model if "model" in wishes.given else None  # the settings' is a local one
+
+    def open_client(progress: LoadProgress) -> Backend:
+        progress(0.0, f"connecting to {url}")
+        return OpenAIClientBackend(url, model, key)
+
+    return Ready(
+        model or "the server's model", open_client, GenerationSettings(effort=wishes.effort)
+    )
+
+
+def _pull_from_server(
+    spec: ModelSpec, catalog: Catalog, options: PullOptions, progress: ProgressFn, notice: Notice
+) -> Pulled:
+    raise WishError(
+        "the openai backend chats with a server's own model: there is nothing to pull here "
+        "(pull on the server)"
+    )
 
 
 def _pull_into_models_folder(
@@ -114,6 +150,9 @@ ENGINES: dict[BackendName, Engine] = {
         "llamacpp", "llama.cpp, in this process", True, _llama_ready, _pull_into_models_folder
     ),
     "ollama": Engine("ollama", "Ollama, managed daemon", False, _ollama_ready, _pull_into_ollama),
+    "openai": Engine(
+        "openai", "OpenAI-compatible server", False, _openai_ready, _pull_from_server, remote=True
+    ),
 }
 
 
