@@ -10,6 +10,7 @@ The model is the server's: `--model` picks one when it serves several.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -210,25 +211,31 @@ class _Reading:
 
 
 def choose_model(ids: list[str], wanted: str | None, url: str) -> str:
-    """The server's model: `wanted` exactly, else the one id that contains it (letters and
-    digits compared, so "20b" and "gpt-oss-20b" find "gpt-oss:20b"); without `wanted`, the only
-    model, or the only gpt-oss one."""
-
-    def key(text: str) -> str:
-        return "".join(c for c in text.lower() if c.isalnum())
-
+    """The server's model: `wanted` exactly, else the one id that holds its words in a row
+    ("20b" and "gpt-oss-20b" find "gpt-oss:20b", not "gpt-oss:120b"); without `wanted`, the
+    only model, or the only gpt-oss one."""
     if wanted in ids:
         return str(wanted)
     if wanted:
-        found = [i for i in ids if key(wanted) in key(i)]
+        found = [i for i in ids if _holds(_words(i), _words(wanted))]
     else:
-        found = ids if len(ids) == 1 else [i for i in ids if "gptoss" in key(i)]
+        found = ids if len(ids) == 1 else [i for i in ids if _holds(_words(i), ["gpt", "oss"])]
     if len(found) == 1:
         return found[0]
     listed = ", ".join(ids) or "none"
     what = f"no single model matching {wanted!r}" if wanted else "several models"
     raise BackendError(f"{url} serves {what} (it lists: {listed})",
                        "Name one with --model.", kind="load_failed")  # fmt: skip
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _holds(words: list[str], part: list[str]) -> bool:
+    return bool(part) and any(
+        words[i : i + len(part)] == part for i in range(len(words) - len(part) + 1)
+    )
 
 
 def _context_of(entry: dict[str, Any]) -> int:

@@ -96,4 +96,3 @@ class _LoadNotes:
             print(what, file=sys.stderr)
         self._last = what
         return True
-
