@@ -217,3 +217,34 @@ def test_the_log_has_counts_but_no_content(
     assert len(lines) == 1 and "POST /v1/chat/completions 200" in lines[0]
     assert "prompt=" in lines[0] and "completion=" in lines[0]
     assert "secret" not in lines[0] and "Hello" not in lines[0]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")
+def test_the_ollama_engine_can_be_served_too(
+    tiny_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fake_ollama.helpers import install
+
+    from gptoss_local.backends.base import GenerationSettings
+    from gptoss_local.backends.ollama import OllamaBackend
+    from gptoss_local.backends.ollama_daemon import OllamaDaemon
+    from gptoss_local.serve.guard import Guard
+    from gptoss_local.serve.server import make_server
+    from gptoss_local.serve.service import Service
+
+    install(tmp_path, monkeypatch, tiny_gguf)
+    with OllamaBackend(OllamaDaemon(lambda _text: None), "gpt-oss:20b", context=2048) as backend:
+        service = Service(backend, ("gpt-oss:20b",), GenerationSettings(seed=1))
+        server = make_server(service, Guard("127.0.0.1", 0))
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            client = openai.OpenAI(base_url=server.url, api_key="x", max_retries=0)
+            done = client.chat.completions.create(
+                model="gpt-oss:20b", messages=[{"role": "user", "content": "hi"}]
+            )
+        finally:
+            server.stop()
+    message = done.choices[0].message
+    assert message.content == "Hello there"
+    assert message.model_extra["reasoning_content"] == "The user says hi"
