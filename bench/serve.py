@@ -158,6 +158,23 @@ def measure(name: str, command: list[str], port: int, args: argparse.Namespace) 
     return rows
 
 
+def measure_llama_server(args: argparse.Namespace, slots: int) -> list[dict]:
+    """llama-server with `slots` sequences (its context split among them), as configured as
+    ours: all layers on the GPU or none, flash attention on a GPU, no repacking on AMX CPUs."""
+    port = free_port()
+    layers, flash = ("99", "on") if args.gpu_layers else ("0", "auto")
+    command = [str(args.llama_server), "-m", str(args.model), "--port", str(port),
+               "-c", str(args.context * slots), "-np", str(slots), "-ngl", layers,
+               "-fa", flash, "--no-webui", *args.server_arg]  # fmt: skip
+    if "amx_int8" in Path("/proc/cpuinfo").read_text():
+        command.append("--no-repack")  # ggml's AMX kernels crash on gpt-oss; ours skip them too
+    try:
+        return measure(f"llama-server -np {slots}", command, port, args)
+    except (AssertionError, OSError) as exc:
+        print(f"llama-server -np {slots} failed: {exc}", file=sys.stderr)
+        return []
+
+
 def main() -> None:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
@@ -168,6 +185,9 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=4096, help="per conversation")
     parser.add_argument("--gpu-layers", type=int, default=0)
     parser.add_argument("--llama-server", type=Path, help="llama-server binary to compare with")
+    parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                        help="an extra llama-server argument (repeatable)")  # fmt: skip
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each server")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--log", type=Path, default=Path("/tmp/bench-serve.log"))
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
@@ -178,15 +198,13 @@ def main() -> None:
     port = free_port()
     ours = [sys.executable, __file__, str(args.model), "--serve", str(port),
             "--context", str(args.context), "--gpu-layers", str(args.gpu_layers)]  # fmt: skip
-    rows = measure("gptoss-local serve (queue)", ours, port, args)
+    rows = []
+    for _ in range(args.repeats):
+        rows += measure("gptoss-local serve (queue)", ours, port, args)
     if args.llama_server:
-        most = max(args.clients)
-        for slots in sorted({1, most}):
-            port = free_port()
-            command = [str(args.llama_server), "-m", str(args.model), "--port", str(port),
-                       "-c", str(args.context * slots), "-np", str(slots),
-                       "-ngl", str(args.gpu_layers), "--no-webui"]  # fmt: skip
-            rows += measure(f"llama-server -np {slots}", command, port, args)
+        for slots in sorted({1, max(args.clients)}):
+            for _ in range(args.repeats):
+                rows += measure_llama_server(args, slots)
     report = render(rows, args)
     sys.stdout.write(report)
     if args.out:
@@ -199,8 +217,9 @@ def render(rows: list[dict], args: argparse.Namespace) -> str:
     lines = [
         f"command: python bench/serve.py {args.model.name} --clients "
         f"{' '.join(map(str, args.clients))} --turns {args.turns} --tokens {args.tokens} "
-        f"--context {args.context} --gpu-layers {args.gpu_layers}"
-        + (" --llama-server PATH" if args.llama_server else ""),
+        f"--context {args.context} --gpu-layers {args.gpu_layers} --repeats {args.repeats}"
+        + (" --llama-server PATH" if args.llama_server else "")
+        + "".join(f" --server-arg={a}" for a in args.server_arg),
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs; Python "
         f"{platform.python_version()}; llama-cpp-python {llama_cpp.__version__}",
         f"{'server':28} {'clients':>7} {'requests':>8} {'tokens/s':>9} {'TTFT med':>9} "

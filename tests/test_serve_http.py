@@ -248,3 +248,27 @@ def test_the_ollama_engine_can_be_served_too(
     message = done.choices[0].message
     assert message.content == "Hello there"
     assert message.model_extra["reasoning_content"] == "The user says hi"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_the_command_serves_and_stops_cleanly_on_a_signal(tiny_gguf: Path, tmp_path: Path) -> None:
+    import signal
+
+    from gptoss_local.backends.ollama_probe import free_port
+
+    port = free_port()
+    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(tmp_path / "home")}
+    command = [sys.executable, "-m", "gptoss_local", "serve", "--model-path", str(tiny_gguf),
+               "--context", "2048", "--port", str(port)]  # fmt: skip
+    with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as process:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if line.startswith("serving"):
+                break
+        assert f"at http://127.0.0.1:{port}/v1" in line
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
+        assert client.models.list().data[0].id == "tiny"
+        process.send_signal(signal.SIGTERM)
+        rest = process.stderr.read()
+        assert process.wait(30) == 0
+    assert "GET /v1/models 200" in rest and "stopping" in rest

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 
 from gptoss_local import config
@@ -60,11 +61,19 @@ def _serve(server: ApiServer, model: str, guard: Guard) -> None:
     print(f"serving {model} at {server.url} (Ctrl-C stops)", file=sys.stderr)
     if guard.api_key:
         print("clients must send `Authorization: Bearer <the --api-key>`", file=sys.stderr)
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    # Ctrl-C, and the TERM a service manager sends, stop it cleanly (replies cancelled, model
+    # freed); SIGINT set here too, as a shell leaves it ignored for a background job.
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         print("stopping", file=sys.stderr)
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         server.stop()
 
 

@@ -196,14 +196,20 @@ class Handler(BaseHTTPRequestHandler):
         self._common_headers()
         self.end_headers()
         writer, gone = ChunkedWriter(self.wfile), False
-        for piece in answer.stream:
-            if gone:
-                continue
-            try:
-                writer.write(piece)
-            except OSError:
-                gone, self.close_connection = True, True
-                cancel.set()
+        try:
+            for piece in answer.stream:
+                if gone:
+                    continue
+                try:
+                    writer.write(piece)
+                except OSError:
+                    gone, self.close_connection = True, True
+                    cancel.set()
+        except BaseException:  # never leave the reply holding the model
+            cancel.set()
+            for _ in answer.stream:
+                pass
+            raise
         if gone:
             answer.status = GONE
             return
