@@ -29,8 +29,9 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,6 +56,9 @@ def serve(model: Path, port: int, context: int, gpu_layers: int) -> None:
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ends)
     backend.options = LlamaOptions(logit_bias=ban, backend_sampling=gpu_layers != 0)
     service = Service(backend, ("bench",), GenerationSettings())
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")  # into --log
     make_server(service, Guard("127.0.0.1", port)).serve_forever()
 
 
@@ -158,6 +162,14 @@ def measure(name: str, command: list[str], port: int, args: argparse.Namespace) 
     return rows
 
 
+def measure_ours(args: argparse.Namespace) -> list[dict]:
+    """Our server, in a process of its own."""
+    port = free_port()
+    command = [sys.executable, __file__, str(args.model), "--serve", str(port),
+               "--context", str(args.context), "--gpu-layers", str(args.gpu_layers)]  # fmt: skip
+    return measure("gptoss-local serve (queue)", command, port, args)
+
+
 def measure_llama_server(args: argparse.Namespace, slots: int) -> list[dict]:
     """llama-server with `slots` sequences (its context split among them), as configured as
     ours: all layers on the GPU or none, flash attention on a GPU, no repacking on AMX CPUs."""
@@ -195,16 +207,16 @@ def main() -> None:
     if args.serve:
         serve(args.model, args.serve, args.context, args.gpu_layers)
         return
-    port = free_port()
-    ours = [sys.executable, __file__, str(args.model), "--serve", str(port),
-            "--context", str(args.context), "--gpu-layers", str(args.gpu_layers)]  # fmt: skip
-    rows = []
-    for _ in range(args.repeats):
-        rows += measure("gptoss-local serve (queue)", ours, port, args)
+    args.load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
+    servers: list[Callable[[], list[dict]]] = [partial(measure_ours, args)]
     if args.llama_server:
         for slots in sorted({1, max(args.clients)}):
-            for _ in range(args.repeats):
-                rows += measure_llama_server(args, slots)
+            servers.append(partial(measure_llama_server, args, slots))
+    rows: list[dict] = []
+    for _ in range(args.repeats):  # servers take turns, so that each meets the same load
+        for run in servers:
+            rows += run()
+    rows.sort(key=lambda r: int(r["server"].rsplit(" ", 1)[-1]) if "-np" in r["server"] else 0)
     report = render(rows, args)
     sys.stdout.write(report)
     if args.out:
@@ -221,7 +233,9 @@ def render(rows: list[dict], args: argparse.Namespace) -> str:
         + (" --llama-server PATH" if args.llama_server else "")
         + "".join(f" --server-arg={a}" for a in args.server_arg),
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs; Python "
-        f"{platform.python_version()}; llama-cpp-python {llama_cpp.__version__}",
+        f"{platform.python_version()}; llama-cpp-python {llama_cpp.__version__}; load average "
+        f"(1, 5, 15 min) before {_load(args.load_before)}, after "
+        f"{_load(os.getloadavg() if hasattr(os, 'getloadavg') else None)}",
         f"{'server':28} {'clients':>7} {'requests':>8} {'tokens/s':>9} {'TTFT med':>9} "
         f"{'TTFT p90':>9} {'cached':>7}",
     ]
@@ -230,8 +244,23 @@ def render(rows: list[dict], args: argparse.Namespace) -> str:
         lines.append(f"{r['server']:28} {r['clients']:7} {r['requests']:8} "
                      f"{r['throughput_tps']:9.1f} {r['ttft_median_s']:9.3f} "
                      f"{r['ttft_p90_s']:9.3f} {cached:>7}")  # fmt: skip
+    if args.repeats > 1:
+        lines += ["", f"median of the {args.repeats} runs:", lines[2]]
+        for server, clients in dict.fromkeys((r["server"], r["clients"]) for r in rows):
+            runs = [r for r in rows if (r["server"], r["clients"]) == (server, clients)]
+            mid = {k: statistics.median(r[k] for r in runs)
+                   for k in ("throughput_tps", "ttft_median_s", "ttft_p90_s")}  # fmt: skip
+            cached = runs[0]["cached_share"]
+            shown = "-" if cached is None else f"{cached:.0%}"
+            lines.append(f"{server:28} {clients:7} {runs[0]['requests']:8} "
+                         f"{mid['throughput_tps']:9.1f} {mid['ttft_median_s']:9.3f} "
+                         f"{mid['ttft_p90_s']:9.3f} {shown:>7}")  # fmt: skip
     lines.append("json: " + json.dumps(rows))
     return "\n".join(lines) + "\n"
+
+
+def _load(load: tuple[float, ...] | None) -> str:
+    return "n/a" if load is None else "/".join(f"{x:.1f}" for x in load)
 
 
 if __name__ == "__main__":
