@@ -17,10 +17,16 @@ from pathlib import Path
 
 from engine_helpers import never_stop, open_tiny, steered
 
-from gptoss_local.backends.base import Conversation, GenerationSettings, Reply, Stats
+from gptoss_local.backends.base import (
+    BackendError,
+    Conversation,
+    GenerationSettings,
+    Reply,
+    Stats,
+)
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.events import Event
+from gptoss_local.events import Event, ReasoningDelta
 from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.server import ApiServer, make_server
 from gptoss_local.serve.service import Service
@@ -61,6 +67,8 @@ class Steering:
         self.seen.settings.append(settings)
         last = conversation.messages[-1]
         slow = last.role == "user" and last.content.startswith("slow")
+        if last.role == "user" and last.content.startswith("fail"):
+            return Reply(_failing())
         options = self._options(conversation)
         reply = self.backend.stream(conversation, settings, cancel, options=options)
         return Reply(self._recorded(reply, slow))
@@ -88,6 +96,12 @@ class Steering:
             self.seen.ended.set()
         assert reply.stats is not None
         return reply.stats
+
+
+def _failing() -> Generator[Event, None, Stats]:
+    """A reply that breaks after its first words, as a crashed engine's would."""
+    yield ReasoningDelta("The user")
+    raise BackendError("llama_decode failed", kind="decode_failed")
 
 
 @dataclass

@@ -184,3 +184,23 @@ def test_a_tool_call_round_trip_in_responses(client: openai.OpenAI, served: Runn
     assert [m.role for m in sent] == ["user", "assistant", "tool"]
     assert sent[1].reasoning == "Need the weather" and sent[1].tool_calls[0].name == "get_weather"
     assert sent[2].tool_name == "get_weather"
+
+
+def test_a_failure_before_any_output_is_an_http_error(client: openai.OpenAI) -> None:
+    long = [{"role": "user", "content": "word " * 3000}]  # more than the 2,048-token context
+    with pytest.raises(openai.BadRequestError) as full:
+        client.chat.completions.create(model="tiny", messages=long)
+    assert full.value.code == "context_length_exceeded"
+    with pytest.raises(openai.BadRequestError, match="context"):
+        client.responses.create(model="tiny", input="word " * 3000, stream=True)
+
+
+def test_a_failure_mid_stream_ends_the_stream_with_an_error(client: openai.OpenAI) -> None:
+    failing = [{"role": "user", "content": "fail now"}]
+    with pytest.raises(openai.APIError, match="llama_decode failed"):
+        list(client.chat.completions.create(model="tiny", messages=failing, stream=True))
+    with pytest.raises(openai.APIError, match="llama_decode failed"):
+        list(client.responses.create(model="tiny", input="fail now", stream=True))
+    # The failure freed the model: the next request is answered.
+    done = client.chat.completions.create(model="tiny", messages=hi())
+    assert done.choices[0].message.content == "Hello there"

@@ -61,6 +61,7 @@ def _serve(server: ApiServer, model: str, guard: Guard) -> None:
     print(f"serving {model} at {server.url} (Ctrl-C stops)", file=sys.stderr)
     if guard.api_key:
         print("clients must send `Authorization: Bearer <the --api-key>`", file=sys.stderr)
+
     def stop(*_: object) -> None:
         raise KeyboardInterrupt
 

@@ -139,7 +139,10 @@ def _streamed(
                 yield encode(piece)
         except BackendError as exc:  # after the headers: the error goes into the stream
             error = _backend_error(exc).body()
-            yield encode({"type": "error", **error} if api == "responses" else error)
+            if api == "responses":  # the Responses error event, with the Chat-style body too
+                fields = {k: error["error"][k] for k in ("code", "message", "param")}
+                error = {"type": "error", **fields, **error}
+            yield encode(error)
         if api == "chat":
             yield sse.DONE
 
