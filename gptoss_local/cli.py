@@ -29,6 +29,7 @@ HANDLERS = {
     "chats": "gptoss_local.commands.chats:run_chats",
     "chat": "gptoss_local.commands.chat:run_chat",
     "tools": "gptoss_local.commands.tools:run_tools",
+    "serve": "gptoss_local.commands.serve:run_serve",
 }
 
 
@@ -75,6 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_wish_arguments(chat, backend=False)
     arguments.chat_arguments(chat)
+    serve = commands.add_parser(
+        "serve",
+        help="serve the model to other programs through the OpenAI API (loopback by default)",
+        description="Load the planned model (or --model-path) once and serve it at "
+        "http://HOST:PORT/v1 with the OpenAI API: /v1/models, /v1/chat/completions and "
+        "/v1/responses, streamed or not, reasoning apart from the answer, tools. Listens on "
+        "127.0.0.1 unless told otherwise; any other address needs --api-key.",
+    )
+    _add_wish_arguments(serve, backend=False)
+    arguments.serve_arguments(serve)
     _add_store_commands(commands)
     arguments.chats_arguments(
         commands.add_parser(

@@ -9,7 +9,7 @@ from typing import Literal, get_args
 Effort = Literal["low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = get_args(Effort)
 
-BackendName = Literal["llamacpp", "ollama"]
+BackendName = Literal["llamacpp", "ollama", "openai"]
 BACKENDS: tuple[BackendName, ...] = get_args(BackendName)
 
 
@@ -24,15 +24,19 @@ class Traits:
         uses_models_folder: Its weights are files in gptoss-local's models folder; otherwise it
             keeps its own store.
         experts_in_ram: It can keep only the MoE experts of some layers in system RAM.
+        remote: The model runs on a server elsewhere: this PC's plan does not apply, the model
+            is the server's, and there is nothing to download here.
     """
 
     label: str
     in_process: bool
     uses_models_folder: bool
     experts_in_ram: bool
+    remote: bool = False
 
 
 TRAITS: dict[BackendName, Traits] = {
     "llamacpp": Traits("llama.cpp, in this process", True, True, True),
     "ollama": Traits("Ollama, managed daemon", False, False, False),
+    "openai": Traits("OpenAI-compatible server", False, False, False, remote=True),
 }

@@ -1,11 +1,20 @@
-"""Which addresses gptoss-local will fetch from: https anywhere, clear-text http only to this
-machine, and never a URL or name with a control character. One rule for the manifest check,
-`HF_ENDPOINT`, redirects and the OpenAI-compatible client alike."""
+"""Which addresses gptoss-local will connect to, in one place.
+
+Downloads (the manifest check, `HF_ENDPOINT`, redirects): https anywhere, clear-text http only to
+this machine. A chat server named for the OpenAI-compatible client (`--base-url`) may also be
+reached over http on the local network (another PC running `gptoss-local serve`), since a LAN
+server rarely has a certificate; http to anywhere else needs the user's explicit
+`--allow-http`. Never a URL or name with a control character.
+"""
 
 from __future__ import annotations
 
 import ipaddress
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
+
+# Names that only a local network resolves: mDNS, home routers, RFC 8375, RFC 6762 and ICANN's
+# private-use TLD. A single-label name ("gpu-box") is local by definition.
+LAN_SUFFIXES = (".local", ".lan", ".home.arpa", ".internal", ".localdomain")
 
 
 def has_control_character(text: str) -> bool:
@@ -25,15 +34,58 @@ def is_loopback_host(host: str | None) -> bool:
         return False
 
 
+def is_lan_host(host: str | None) -> bool:
+    """True for addresses and names of the local network: private and link-local addresses
+    (10/8, 172.16/12, 192.168/16, 169.254/16, fc00::/7, fe80::/10), single-label names and the
+    local-only suffixes (`.local`, `.lan`, `.home.arpa`, `.internal`, `.localdomain`)."""
+    if not host:
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        name = host.lower().rstrip(".")
+        return bool(name) and ("." not in name or name.endswith(LAN_SUFFIXES))
+    return (address.is_private or address.is_link_local) and not address.is_unspecified
+
+
 def url_problem(url: str) -> str | None:
     """Why `url` must not be fetched, or None when it may: https://, or http:// to loopback."""
+    parts = _split(url)
+    if isinstance(parts, str):
+        return parts
+    if parts.scheme == "https" or (parts.scheme == "http" and is_loopback_host(parts.hostname)):
+        return None
+    return "only https:// addresses are used (http:// only for this machine)"
+
+
+def server_url_problem(url: str, allow_http: bool = False) -> str | None:
+    """Why the chat server at `url` must not be used, or None when it may: https:// anywhere,
+    http:// to this machine or the local network, http:// elsewhere only with `allow_http`."""
+    parts = _split(url)
+    if isinstance(parts, str):
+        return parts
+    if parts.scheme not in ("http", "https"):
+        return "the address must start with https:// or http://"
+    if not parts.hostname:
+        return "the address has no host name"
+    if parts.scheme == "https" or allow_http:
+        return None
+    if is_loopback_host(parts.hostname) or is_lan_host(parts.hostname):
+        return None
+    return (
+        f"http:// to {parts.hostname} would carry your chats and key unencrypted beyond this "
+        "network: use https://, or add --allow-http if it is a server of your own network"
+    )
+
+
+def _split(url: str) -> SplitResult | str:
+    """The URL's parts, or why it cannot be read."""
     if has_control_character(url):
         return "it holds a control character"
     try:
         parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError as exc:  # e.g. an unclosed [ of an IPv6 address
+        parts.hostname  # noqa: B018  # raises on an unclosed [ of an IPv6 address
+        parts.port  # noqa: B018  # raises on a port that is not a number
+    except ValueError as exc:
         return str(exc)
-    if parts.scheme == "https" or (parts.scheme == "http" and is_loopback_host(host)):
-        return None
-    return "only https:// addresses are used (http:// only for this machine)"
+    return parts

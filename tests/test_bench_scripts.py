@@ -121,3 +121,17 @@ def test_the_prefill_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) 
     (cold,), (warm,) = cases["600-token history"]["runs"].values()
     assert cold["cached"] == 0 and warm["cached"] > 600 and warm["evaluated"] < 60
     assert "TTFT cold" in done.stdout
+
+
+def test_the_serve_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) -> None:
+    """bench/serve.py, briefly: our server in its own process, two clients at once."""
+    out = tmp_path / "serve.txt"
+    done = subprocess.run(
+        [sys.executable, "bench/serve.py", str(tiny_gguf), "--clients", "1", "2", "--turns", "2",
+         "--tokens", "8", "--context", "2048", "--out", str(out), "--log", str(tmp_path / "log")],
+        cwd=GPU_BENCH.parent.parent, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = json.loads(out.read_text().split("json: ", 1)[1])
+    assert [(r["clients"], r["requests"], r["tokens"]) for r in rows] == [(1, 2, 16), (2, 4, 32)]
+    assert all(r["ttft_median_s"] > 0 and r["throughput_tps"] > 0 for r in rows)

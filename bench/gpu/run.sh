@@ -6,6 +6,7 @@
 #   bench/gpu/run.sh OUT measure [ARGS...]    every 20b-shape measurement (ARGS go to run_all.py)
 #   bench/gpu/run.sh OUT tui                  the chat TUI headless on the 20b shape (tui_check.py)
 #   bench/gpu/run.sh OUT prefill [ARGS...]    first-reply TTFT with and without prefill (bench/prefill.py)
+#   bench/gpu/run.sh OUT serve [ARGS...]      serve vs llama-server at 1/4/8 clients (bench/serve.py)
 #   bench/gpu/run.sh OUT 120b                 the 120b shape in a tmpfs, offload fitted to 24/32 GB
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -43,6 +44,12 @@ case "$what" in
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
     model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
     "${PYTHON:-python3}" bench/prefill.py "$model" --out "$out/prefill.json" "$@"
+    ;;
+  serve)
+    [ -e "$build/out/bin/llama-server" ] || BUILD_TARGETS="llama llama-server" bash "$0" "$out" build
+    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    "${PYTHON:-python3}" bench/serve.py "$model" --gpu-layers -1 --llama-server "$build/out/bin/llama-server" \
+      --out "$out/serve.txt" --log "$out/serve-servers.log" "$@"
     ;;
   120b)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build

@@ -20,6 +20,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def port_number(text: str) -> int:
+    """A TCP port, 0 (any free one) to 65535 (`serve --port`)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, not {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 0 to 65535, not {value}")
+    return value
+
+
 def bounded_float(low: float, high: float, *, low_open: bool = False) -> Callable[[str], float]:
     """A finite number in [low, high] (or (low, high] with `low_open`); nan and inf refused."""
 

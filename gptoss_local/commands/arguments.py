@@ -7,8 +7,10 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
-from gptoss_local.commands.arg_types import bounded_float, chat_id, positive_int
+from gptoss_local.commands.arg_types import bounded_float, chat_id, port_number, positive_int
 from gptoss_local.kinds import BACKENDS
+
+LOCAL_BACKENDS = tuple(b for b in BACKENDS if b != "openai")  # what `serve` can load here
 
 
 def run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,6 +21,7 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
         "--backend", choices=BACKENDS,
         help="engine (default: the settings file's, else llamacpp)",
     )  # fmt: skip
+    client_arguments(parser)
     parser.add_argument("--instructions", help="instructions for the model (a system prompt)")
     parser.add_argument(
         "--max-tokens", type=positive_int, metavar="N", help="stop after N generated tokens"
@@ -57,6 +60,58 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def client_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of the OpenAI-compatible client (`--backend openai`) on `run` and `chat`."""
+    parser.add_argument(
+        "--base-url", metavar="URL",
+        help="with --backend openai: the server's address, e.g. http://192.168.1.20:8080/v1 "
+        "(default: $OPENAI_BASE_URL)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--api-key", metavar="KEY", help="with --backend openai: its key (default: $OPENAI_API_KEY)"
+    )
+    parser.add_argument(
+        "--allow-http", action="store_true",
+        help="with --backend openai: allow plain http:// beyond this PC and its local network",
+    )  # fmt: skip
+
+
+def serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `serve` beyond the shared model wishes."""
+    parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
+    parser.add_argument(
+        "--backend", choices=LOCAL_BACKENDS,
+        help="engine (default: the settings file's, else llamacpp)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--host", default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1; any other needs --api-key)",
+    )  # fmt: skip
+    parser.add_argument("--port", type=port_number, default=8080, help="default 8080")
+    parser.add_argument(
+        "--api-key", metavar="KEY",
+        help="key clients must send as `Authorization: Bearer KEY` (default: "
+        "$GPTOSS_LOCAL_API_KEY; none on loopback)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cors", action="append", default=[], metavar="ORIGIN",
+        help="let web pages from ORIGIN (e.g. http://localhost:3000, or *) read replies; "
+        "repeatable (default: none)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--allowed-host", action="append", default=[], metavar="NAME",
+        help="also accept requests addressed to NAME (a proxy's or LAN name); repeatable",
+    )  # fmt: skip
+    parser.add_argument(
+        "--max-waiting", type=positive_int, default=64, metavar="N",
+        help="requests that may wait while one runs; more are refused with 503 (default 64)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cpu-sampling", action="store_true",
+        help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
+    )  # fmt: skip
+
+
 def bench_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `bench`."""
     parser.add_argument("--model-path", type=Path, metavar="FILE",
@@ -77,6 +132,7 @@ def chat_arguments(parser: argparse.ArgumentParser) -> None:
         "--backend", choices=BACKENDS,
         help="engine (default: the settings file's, else llamacpp)",
     )  # fmt: skip
+    client_arguments(parser)
     parser.add_argument(
         "--cpu-sampling", action="store_true",
         help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",

@@ -18,7 +18,7 @@ from gptoss_local.config import Settings
 from gptoss_local.errors import WishError
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.harmony import Message, Tool, render_prompt
-from gptoss_local.harmony.schema import check
+from gptoss_local.harmony.tools import function_tool
 from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.setup.first_run import Setup
 from gptoss_local.tools import (
@@ -251,28 +251,10 @@ def _load_tools(path: Path | None) -> tuple[Any, ...]:
         raise WishError(f"{path}: expected a JSON list of function tools, not {_kind(raw)}")
     tools = []
     for index, item in enumerate(raw):
-        spec = item.get("function", item) if isinstance(item, dict) else item
-        name = spec.get("name") if isinstance(spec, dict) else None
-        if not isinstance(name, str) or not name:
-            raise WishError(f'{path}: tool {index} needs a "name" (a JSON object with one)')
-        description, parameters = spec.get("description", ""), spec.get("parameters")
-        if not isinstance(description, str) or not isinstance(parameters, (dict, type(None))):
-            raise WishError(
-                f'{path}: tool {name!r}: "description" must be text and "parameters" '
-                "a JSON schema object"
-            )
         try:
-            tool = Tool(name, description, parameters)
-            if parameters is not None:
-                check(parameters)  # rendering takes anything; a person's mistake is told here
-            render_prompt([], tools=[tool])
-        except ValueError as exc:  # a name that is not an identifier
-            raise WishError(f"{path}: tool {name!r} cannot be offered: {exc}") from None
-        except (TypeError, AttributeError, KeyError, RecursionError) as exc:
-            raise WishError(
-                f'{path}: tool {name!r}: its "parameters" schema is malformed ({exc})'
-            ) from None
-        tools.append(tool)
+            tools.append(function_tool(item, index))
+        except ValueError as exc:
+            raise WishError(f"{path}: {exc}") from None
     return tuple(tools)
 
 

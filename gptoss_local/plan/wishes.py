@@ -8,7 +8,8 @@ screen does not ask those again.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gptoss_local import config
@@ -39,6 +40,10 @@ class Wishes:
         kv_type: The KV cache's type.
         model_path: A GGUF file to load instead of a manifest model.
         cpu_sampling: Sample on the CPU even when the model runs on a GPU.
+        base_url: The OpenAI-compatible server of the `openai` backend (`--base-url`, else
+            `OPENAI_BASE_URL`).
+        api_key: That server's key (`--api-key`, else `OPENAI_API_KEY`).
+        allow_http: Plain http:// to that server even beyond the local network.
         given: The fields the command line set (not asked again on the first-run screen).
     """
 
@@ -50,6 +55,9 @@ class Wishes:
     kv_type: str = "f16"
     model_path: Path | None = None
     cpu_sampling: bool = False
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    allow_http: bool = False
     given: frozenset[str] = frozenset()
 
     @property
@@ -63,7 +71,8 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
     not given.
 
     Raises:
-        WishError: a negative context or `--cpu-moe`, or `--model-path` with Ollama.
+        WishError: a negative context or `--cpu-moe`, or `--model-path` with another engine
+            than llama.cpp.
     """
     flags = {field: getattr(args, flag, None) for flag, field in _FLAGS.items()}
     model = flags["model"] or settings.model
@@ -77,13 +86,30 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
         model=None if model == "auto" else model,
         context=context or None,
         effort=flags["effort"] or settings.effort,
-        # A file of one's own runs in llama.cpp unless another engine is asked for (refused).
-        backend=flags["backend"] or ("llamacpp" if flags["model_path"] else settings.backend),
+        backend=_backend(flags["backend"], flags["model_path"], args, settings),
         cpu_moe_layers=cpu_moe,
         model_path=flags["model_path"],
         cpu_sampling=bool(getattr(args, "cpu_sampling", False)),
+        base_url=getattr(args, "base_url", None) or os.environ.get("OPENAI_BASE_URL") or None,
+        api_key=getattr(args, "api_key", None) or os.environ.get("OPENAI_API_KEY") or None,
+        allow_http=bool(getattr(args, "allow_http", False)),
         given=frozenset(field for field, value in flags.items() if value is not None),
     )
     if wishes.model_path is not None and wishes.backend != "llamacpp":
         raise WishError("--model-path works with the llama.cpp backend only (--backend llamacpp)")
     return wishes
+
+
+def _backend(
+    flag: BackendName | None,
+    model_path: Path | None,
+    args: argparse.Namespace,
+    settings: config.Settings,
+) -> BackendName:
+    """The engine asked for; a file of one's own runs in llama.cpp and a server's address
+    means the OpenAI-compatible client, unless another engine is named (then refused)."""
+    if flag:
+        return flag
+    if model_path:
+        return "llamacpp"
+    return "openai" if getattr(args, "base_url", None) else settings.backend

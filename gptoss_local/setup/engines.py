@@ -11,6 +11,7 @@ from gptoss_local.backends.base import Backend, GenerationSettings, LoadProgress
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.ollama import client_for, has_tag, pull_tag
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
+from gptoss_local.backends.openai_client import OpenAIClientBackend
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
 from gptoss_local.kinds import TRAITS, BackendName, Traits
@@ -20,6 +21,7 @@ from gptoss_local.setup.runner import choose_model, load_planned, ollama_opener
 from gptoss_local.store.offline import offline_reason
 from gptoss_local.store.progress import Notice, ProgressFn
 from gptoss_local.store.pull import PullOptions, pull_model
+from gptoss_local.urls import server_url_problem
 
 Opener = Callable[[LoadProgress], Backend]
 
@@ -66,6 +68,11 @@ class Engine:
         return self.traits.label
 
     @property
+    def remote(self) -> bool:
+        """Whether the model runs on a server elsewhere (no plan, no download here)."""
+        return self.traits.remote
+
+    @property
     def uses_models_folder(self) -> bool:
         """Whether its weights are files in the models folder (else it keeps its own store)."""
         return self.traits.uses_models_folder
@@ -90,6 +97,37 @@ def _ollama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
     tag = catalog.model(plan.model).ollama_tag
     opener: Opener = ollama_opener(tag, plan.context)
     return Ready(tag, opener, GenerationSettings(effort=wishes.effort), plan.warnings)
+
+
+def _openai_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
+    url, key = wishes.base_url, wishes.api_key
+    if not url:
+        raise WishError(
+            "--backend openai needs the chat server's address: --base-url URL (or "
+            "OPENAI_BASE_URL), e.g. http://192.168.1.20:8080/v1 for another PC's "
+            "`gptoss-local serve`"
+        )
+    problem = server_url_problem(url, wishes.allow_http)
+    if problem:
+        raise WishError(f"--base-url {url}: {problem}")
+    model = wishes.model if "model" in wishes.given else None  # the settings' is a local one
+
+    def open_client(progress: LoadProgress) -> Backend:
+        progress(0.0, f"connecting to {url}")
+        return OpenAIClientBackend(url, model, key)
+
+    return Ready(
+        model or "the server's model", open_client, GenerationSettings(effort=wishes.effort)
+    )
+
+
+def _pull_from_server(
+    spec: ModelSpec, catalog: Catalog, options: PullOptions, progress: ProgressFn, notice: Notice
+) -> Pulled:
+    raise WishError(
+        "the openai backend chats with a server's own model: there is nothing to pull here "
+        "(pull on the server)"
+    )
 
 
 def _pull_into_models_folder(
@@ -123,6 +161,7 @@ def _pull_into_ollama(
 ENGINES: dict[BackendName, Engine] = {
     "llamacpp": Engine("llamacpp", _llama_ready, _pull_into_models_folder),
     "ollama": Engine("ollama", _ollama_ready, _pull_into_ollama),
+    "openai": Engine("openai", _openai_ready, _pull_from_server),
 }
 
 

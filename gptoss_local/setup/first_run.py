@@ -93,14 +93,23 @@ class Setup:
         return field in self.wishes.given
 
     def initial(self) -> Wishes:
-        """The wishes to start from, a model alias ("20b") turned into its name, as listed."""
+        """The wishes to start from, a model alias ("20b") turned into its name, as listed
+        (a server's model stays as typed: the server names its models)."""
         model = self.wishes.model
-        if model is not None and self.model_path is None:
+        if model is not None and self.model_path is None and not self.remote:
             model = self.catalog.model(model).name
         return dataclasses.replace(self.wishes, model=model)
 
+    @property
+    def remote(self) -> bool:
+        """Whether the engine asked for runs the model on a server elsewhere."""
+        return engine(self.wishes.backend).remote
+
     def plan(self, wishes: Wishes) -> Plan:
-        """The planner's answer for `wishes` (UnknownModelError for an unknown model)."""
+        """The planner's answer for `wishes` (UnknownModelError for an unknown model); for a
+        server's model, this PC's plan of the default model (only its warnings matter)."""
+        if engine(wishes.backend).remote:
+            wishes = dataclasses.replace(wishes, model=None)
         return plan(self.hardware, self.catalog, wishes, spec=self._file_spec())
 
     def weights(self, plan: Plan) -> Weights | None:
@@ -125,8 +134,8 @@ class Setup:
     def needs_screen(self) -> bool:
         """Whether to ask before loading: first run with questions open, missing weights, or
         no model that fits."""
-        if self.model_path is not None:
-            return False
+        if self.model_path is not None or self.remote:
+            return False  # nothing to ask: a file, or a server, was named
         plan = self.plan(self.initial())
         if plan.model is None:
             return True
@@ -156,7 +165,8 @@ class Setup:
             self.settings,
             model=plan.model or self.settings.model,
             context=wishes.context or 0,
-            backend=wishes.backend,
+            # A server is named per run (--base-url): the saved engine stays a local one.
+            backend=self.settings.backend if engine(wishes.backend).remote else wishes.backend,
             effort=wishes.effort,
         )
         config.save(settings)

@@ -1,4 +1,5 @@
-"""Offline mode: when it is on, gptoss-local opens no network connection at all."""
+"""Offline mode: when it is on, gptoss-local downloads nothing (a chat server the user names
+with `--backend openai` is a conversation they asked for, not a download, and is left alone)."""
 
 from __future__ import annotations
 

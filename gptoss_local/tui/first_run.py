@@ -89,7 +89,10 @@ class FirstRunScreen(Screen[Ready | None]):
                                    given("model"))  # fmt: skip
                 yield self._choice("Context", "context", contexts, self._context_value(),
                                    given("context"))  # fmt: skip
-            engines: list[tuple[str, Any]] = [(e.label, e.name) for e in ENGINES.values()]
+            engines: list[tuple[str, Any]] = [  # a server's engine needs its --base-url
+                (e.label, e.name) for e in ENGINES.values()
+                if not e.remote or e.name == self.wishes.backend
+            ]  # fmt: skip
             efforts: list[tuple[str, Any]] = [(e, e) for e in EFFORTS]
             with Horizontal(classes="choices"):
                 yield self._choice("Engine", "backend", engines, self.wishes.backend,

@@ -1,5 +1,6 @@
 """The backend contract, checked the same way against every backend: the in-process llama.cpp
-engine on the tiny model, and Ollama (the stand-in daemon, answering with the same model).
+engine on the tiny model, Ollama (the stand-in daemon, answering with the same model), and the
+OpenAI-compatible client (talking to `gptoss-local serve` on the same model).
 
 Each backend is steered to think "The user says hi" and answer "Hello there".
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from engine_helpers import chat, open_tiny, steered
 from fake_ollama.helpers import install
+from serve_helpers import running_server
 
 from gptoss_local.backends.base import (
     Backend,
@@ -24,10 +26,11 @@ from gptoss_local.backends.base import (
 )
 from gptoss_local.backends.ollama import OllamaBackend
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
+from gptoss_local.backends.openai_client import OpenAIClientBackend
 from gptoss_local.events import AnswerDelta, ReasoningDelta, TurnEnded, merge_events
 from gptoss_local.kinds import BACKENDS
 
-NAMES = ["llamacpp", "ollama"]
+NAMES = ["llamacpp", "ollama", "openai"]
 
 
 def test_every_registered_backend_is_checked_here() -> None:
@@ -45,6 +48,10 @@ def backend(
         with open_tiny(tiny_gguf) as loaded:
             loaded.options = steered(loaded)  # the engine's own options, default for replies
             yield loaded
+        return
+    if request.param == "openai":
+        with running_server(tiny_gguf) as served:
+            yield OpenAIClientBackend(served.url)
         return
     if sys.platform == "win32":
         pytest.skip("the stand-in needs a shebang")

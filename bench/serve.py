@@ -1,0 +1,267 @@
+"""Throughput and time to first token of `gptoss-local serve` with 1, 4 and 8 clients at once,
+and the same against llama.cpp's llama-server when a path to it is given.
+
+Each client holds one conversation of `--turns` turns (its history grows, so a server that
+keeps each conversation's prefix evaluates only the new message), all clients start together,
+and every reply is streamed from /v1/chat/completions with exactly `--tokens` tokens (end
+tokens banned in our server, `ignore_eos` in llama-server: random weights stop at random).
+Throughput is all clients' generated tokens over the wall time; TTFT is from sending a request
+to its first streamed text, median and 90th percentile over every request.
+
+Our server runs in a process of its own (`--serve`, the same Service and HTTP server as
+`gptoss-local serve`, with end tokens banned); llama-server runs with `-np 1` (one sequence,
+requests queue, as ours) and `-np N` (N sequences decoded together).
+
+Run: python bench/serve.py MODEL.gguf [--clients 1 4 8] [--turns 3] [--tokens 64]
+     [--llama-server PATH] [--gpu-layers 0] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+TEXT = ("The harbour town wakes early: boats go out before dawn, the market opens at six, and "
+        "by noon the fish is sold. ") * 6  # fmt: skip
+
+
+def serve(model: Path, port: int, context: int, gpu_layers: int) -> None:
+    """Our server on `port`, every reply exactly as long as asked (end tokens banned)."""
+    from gptoss_local.backends.base import GenerationSettings
+    from gptoss_local.backends.llama_cpp import LlamaCppBackend
+    from gptoss_local.backends.llama_load import LoadSettings
+    from gptoss_local.backends.llama_options import LlamaOptions
+    from gptoss_local.serve.guard import Guard
+    from gptoss_local.serve.server import make_server
+    from gptoss_local.serve.service import Service
+
+    backend = LlamaCppBackend(model, LoadSettings(context=context, gpu_layers=gpu_layers))
+    ends = ("<|return|>", "<|call|>", "<|endoftext|>")
+    ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ends)
+    backend.options = LlamaOptions(logit_bias=ban, backend_sampling=gpu_layers != 0)
+    service = Service(backend, ("bench",), GenerationSettings())
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")  # into --log
+    make_server(service, Guard("127.0.0.1", port)).serve_forever()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def started(command: list[str], port: int, log: Path) -> Iterator[int]:
+    with log.open("ab") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 300
+            while True:
+                assert process.poll() is None, f"{command[0]} exited; see {log}"
+                assert time.monotonic() < deadline, f"{command[0]} never answered"
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                        break
+                except OSError:
+                    time.sleep(0.2)
+            yield port
+        finally:
+            process.terminate()
+            process.wait(30)
+
+
+def one_request(port: int, messages: list[dict], tokens: int) -> dict:
+    """One streamed chat completion: TTFT, the text, and the usage."""
+    body = {"model": "bench", "messages": messages, "max_tokens": tokens, "stream": True,
+            "stream_options": {"include_usage": True}, "temperature": 1.0, "top_p": 1.0,
+            "top_k": 0, "min_p": 0.0, "ignore_eos": True, "reasoning_effort": "low"}  # fmt: skip
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    sent = time.perf_counter()
+    connection.request("POST", "/v1/chat/completions", json.dumps(body),
+                       {"Content-Type": "application/json"})  # fmt: skip
+    answer = connection.getresponse()
+    assert answer.status == 200, answer.read()
+    first, text, usage = None, [], {}
+    for raw in answer:
+        line = raw.decode().strip()
+        if not line.startswith("data: ") or line == "data: [DONE]":
+            continue
+        chunk = json.loads(line[6:])
+        usage = chunk.get("usage") or usage
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            piece = (delta.get("reasoning_content") or "") + (delta.get("content") or "")
+            if piece:
+                first = first or time.perf_counter()
+                text.append(piece)
+    connection.close()
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+    return {"ttft": (first or time.perf_counter()) - sent, "text": "".join(text),
+            "tokens": usage.get("completion_tokens", 0), "prompt": usage.get("prompt_tokens", 0),
+            "cached": cached or 0}  # fmt: skip
+
+
+def client(port: int, number: int, turns: int, tokens: int, out: list[dict]) -> None:
+    messages: list[dict] = []
+    for turn in range(turns):
+        messages.append({"role": "user", "content": f"Client {number}, turn {turn}. {TEXT}"})
+        result = one_request(port, messages, tokens)
+        messages.append({"role": "assistant", "content": result["text"][-200:]})
+        out.append(result)
+
+
+def round_of(port: int, clients: int, turns: int, tokens: int) -> dict:
+    results: list[dict] = []
+    threads = [threading.Thread(target=client, args=(port, n, turns, tokens, results))
+               for n in range(clients)]  # fmt: skip
+    start = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - start
+    ttfts = sorted(r["ttft"] for r in results)
+    prompt = sum(r["prompt"] for r in results)
+    return {
+        "clients": clients, "requests": len(results), "wall_s": round(wall, 3),
+        "tokens": sum(r["tokens"] for r in results),
+        "throughput_tps": round(sum(r["tokens"] for r in results) / wall, 1),
+        "ttft_median_s": round(statistics.median(ttfts), 3),
+        "ttft_p90_s": round(ttfts[max(0, int(len(ttfts) * 0.9 + 0.5) - 1)], 3),
+        "cached_share": round(sum(r["cached"] for r in results) / prompt, 2) if prompt else None,
+    }  # fmt: skip
+
+
+def measure(name: str, command: list[str], port: int, args: argparse.Namespace) -> list[dict]:
+    rows = []
+    with started(command, port, args.log):
+        round_of(port, 1, 1, 8)  # warm-up
+        for clients in args.clients:
+            rows.append({"server": name, **round_of(port, clients, args.turns, args.tokens)})
+            print(json.dumps(rows[-1]), file=sys.stderr)
+    return rows
+
+
+def measure_ours(args: argparse.Namespace) -> list[dict]:
+    """Our server, in a process of its own."""
+    port = free_port()
+    command = [sys.executable, __file__, str(args.model), "--serve", str(port),
+               "--context", str(args.context), "--gpu-layers", str(args.gpu_layers)]  # fmt: skip
+    return measure("gptoss-local serve (queue)", command, port, args)
+
+
+def measure_llama_server(args: argparse.Namespace, slots: int) -> list[dict]:
+    """llama-server with `slots` sequences (its context split among them), as configured as
+    ours: all layers on the GPU or none, flash attention on a GPU, no repacking on AMX CPUs."""
+    port = free_port()
+    layers, flash = ("99", "on") if args.gpu_layers else ("0", "auto")
+    command = [str(args.llama_server), "-m", str(args.model), "--port", str(port),
+               "-c", str(args.context * slots), "-np", str(slots), "-ngl", layers,
+               "-fa", flash, "--no-webui", *args.server_arg]  # fmt: skip
+    if "amx_int8" in Path("/proc/cpuinfo").read_text():
+        command.append("--no-repack")  # ggml's AMX kernels crash on gpt-oss; ours skip them too
+    try:
+        return measure(f"llama-server -np {slots}", command, port, args)
+    except (AssertionError, OSError) as exc:
+        print(f"llama-server -np {slots} failed: {exc}", file=sys.stderr)
+        return []
+
+
+def main() -> None:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
+    parser.add_argument("model", type=Path)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 4, 8])
+    parser.add_argument("--turns", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--context", type=int, default=4096, help="per conversation")
+    parser.add_argument("--gpu-layers", type=int, default=0)
+    parser.add_argument("--llama-server", type=Path, help="llama-server binary to compare with")
+    parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                        help="an extra llama-server argument (repeatable)")  # fmt: skip
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each server")
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--log", type=Path, default=Path("/tmp/bench-serve.log"))
+    parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.model, args.serve, args.context, args.gpu_layers)
+        return
+    args.load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
+    servers: list[Callable[[], list[dict]]] = [partial(measure_ours, args)]
+    if args.llama_server:
+        for slots in sorted({1, max(args.clients)}):
+            servers.append(partial(measure_llama_server, args, slots))
+    rows: list[dict] = []
+    for _ in range(args.repeats):  # servers take turns, so that each meets the same load
+        for run in servers:
+            rows += run()
+    rows.sort(key=lambda r: int(r["server"].rsplit(" ", 1)[-1]) if "-np" in r["server"] else 0)
+    report = render(rows, args)
+    sys.stdout.write(report)
+    if args.out:
+        args.out.write_text(report)
+
+
+def render(rows: list[dict], args: argparse.Namespace) -> str:
+    import llama_cpp
+
+    lines = [
+        f"command: python bench/serve.py {args.model.name} --clients "
+        f"{' '.join(map(str, args.clients))} --turns {args.turns} --tokens {args.tokens} "
+        f"--context {args.context} --gpu-layers {args.gpu_layers} --repeats {args.repeats}"
+        + (" --llama-server PATH" if args.llama_server else "")
+        + "".join(f" --server-arg={a}" for a in args.server_arg),
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs; Python "
+        f"{platform.python_version()}; llama-cpp-python {llama_cpp.__version__}; load average "
+        f"(1, 5, 15 min) before {_load(args.load_before)}, after "
+        f"{_load(os.getloadavg() if hasattr(os, 'getloadavg') else None)}",
+        f"{'server':28} {'clients':>7} {'requests':>8} {'tokens/s':>9} {'TTFT med':>9} "
+        f"{'TTFT p90':>9} {'cached':>7}",
+    ]
+    for r in rows:
+        cached = "-" if r["cached_share"] is None else f"{r['cached_share']:.0%}"
+        lines.append(f"{r['server']:28} {r['clients']:7} {r['requests']:8} "
+                     f"{r['throughput_tps']:9.1f} {r['ttft_median_s']:9.3f} "
+                     f"{r['ttft_p90_s']:9.3f} {cached:>7}")  # fmt: skip
+    if args.repeats > 1:
+        lines += ["", f"median of the {args.repeats} runs:", lines[2]]
+        for server, clients in dict.fromkeys((r["server"], r["clients"]) for r in rows):
+            runs = [r for r in rows if (r["server"], r["clients"]) == (server, clients)]
+            mid = {k: statistics.median(r[k] for r in runs)
+                   for k in ("throughput_tps", "ttft_median_s", "ttft_p90_s")}  # fmt: skip
+            cached = runs[0]["cached_share"]
+            shown = "-" if cached is None else f"{cached:.0%}"
+            lines.append(f"{server:28} {clients:7} {runs[0]['requests']:8} "
+                         f"{mid['throughput_tps']:9.1f} {mid['ttft_median_s']:9.3f} "
+                         f"{mid['ttft_p90_s']:9.3f} {shown:>7}")  # fmt: skip
+    lines.append("json: " + json.dumps(rows))
+    return "\n".join(lines) + "\n"
+
+
+def _load(load: tuple[float, ...] | None) -> str:
+    return "n/a" if load is None else "/".join(f"{x:.1f}" for x in load)
+
+
+if __name__ == "__main__":
+    main()

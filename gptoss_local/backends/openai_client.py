@@ -1,0 +1,260 @@
+"""The OpenAI-compatible client backend: gpt-oss served elsewhere, through /v1/chat/completions.
+
+Any server of the OpenAI API that runs gpt-oss will do: another PC's `gptoss-local serve`,
+llama.cpp's llama-server, Ollama's /v1, vLLM. Reasoning arrives as `reasoning_content` (or
+`reasoning`, as Ollama and newer vLLM name it) and becomes `ReasoningDelta`, content becomes
+`AnswerDelta`, streamed tool call fragments become one `ToolCall` each, and `usage` the stats.
+The model is the server's: `--model` picks one when it serves several.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Generator, Iterator
+from typing import Any
+
+from gptoss_local.backends.base import (
+    BackendError,
+    BackendInfo,
+    Capabilities,
+    Conversation,
+    GenerationSettings,
+    Reply,
+    Stats,
+    StopReason,
+)
+from gptoss_local.backends.openai_http import Endpoint, HttpFailure
+from gptoss_local.backends.openai_messages import chat_body
+from gptoss_local.events import (
+    AnswerDelta,
+    Event,
+    ReasoningDelta,
+    ToolCall,
+    TurnEnded,
+    TurnEndReason,
+)
+from gptoss_local.harmony.calls import tool_call
+
+FINISH: dict[str, StopReason] = {"stop": "return", "tool_calls": "call", "length": "length"}
+_TURN_ENDS: dict[str, TurnEndReason] = {"call": "call", "return": "return"}
+
+
+class OpenAIClientBackend:
+    """A chat server reached over HTTP.
+
+    Args:
+        base_url: The server's API address, with its /v1 (added when the URL has no path).
+        model: The model to use, an id the server lists or a part of one ("20b"); None takes
+            the server's only (or only gpt-oss) model.
+        api_key: Sent as `Authorization: Bearer KEY`.
+
+    Raises:
+        BackendError: the server cannot be reached, refuses the key, or has no such model.
+    """
+
+    # The server keeps its own prompt cache; the API cannot evaluate without answering.
+    capabilities = Capabilities(prefill=False)
+
+    def __init__(self, base_url: str, model: str | None = None, api_key: str | None = None):
+        self.endpoint = Endpoint(base_url, api_key)
+        listed = self._models()
+        self.model = choose_model([str(m.get("id")) for m in listed], model, self.endpoint.url)
+        entry = next(m for m in listed if str(m.get("id")) == self.model)
+        self.context = _context_of(entry)
+
+    def info(self) -> BackendInfo:
+        """The server's model, and where it runs."""
+        where = f"server at {self.endpoint.host}"
+        return BackendInfo("openai", self.model, where, self.context, {"server": self.endpoint.url})
+
+    def stream(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> Reply:
+        """The assistant's next turn (see `Backend.stream`)."""
+        return Reply(self._generate(conversation, settings, cancel))
+
+    def prefill(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> int:
+        """Nothing to do (`capabilities.prefill` is False)."""
+        return 0
+
+    def close(self) -> None:
+        """Nothing to free: the model stays loaded on its server."""
+
+    def _models(self) -> list[dict[str, Any]]:
+        url = self.endpoint.url
+        try:
+            listed = self.endpoint.get("/models")
+        except HttpFailure as exc:
+            raise _refusal(exc, url) from None
+        except (OSError, ValueError) as exc:
+            raise BackendError(
+                f"cannot reach the chat server at {url} ({exc})",
+                "Check the address and that the server runs there (on that PC: "
+                "`gptoss-local serve --host 0.0.0.0 --api-key KEY`).",
+                kind="load_failed",
+            ) from None
+        data = listed.get("data") if isinstance(listed, dict) else None
+        if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
+            raise BackendError(f"{url}/models did not list models: is it an OpenAI-compatible "
+                               "server?", kind="load_failed")  # fmt: skip
+        return data
+
+    def _generate(
+        self,
+        conversation: Conversation,
+        settings: GenerationSettings,
+        cancel: threading.Event | None,
+    ) -> Generator[Event, None, Stats]:
+        started = time.monotonic()
+        if cancel is not None and cancel.is_set():
+            yield TurnEnded("truncated")
+            return Stats(stop_reason="cancelled", context_size=self.context)
+        reading = _Reading()
+        body = chat_body(self.model, conversation, settings)
+        url = self.endpoint.url
+        broken: str | None = None
+        try:
+            for chunk in self.endpoint.stream("/chat/completions", body, cancel):
+                yield from reading.chunk(chunk)
+        except HttpFailure as exc:
+            raise _refusal(exc, url) from None
+        except (OSError, ValueError) as exc:  # a cancel shuts the socket: not a failure then
+            broken = f"the stream from {url} broke off ({exc})"
+        if reading.finish is not None:  # a cut call is no call
+            yield from reading.calls()
+        cancelled = cancel is not None and cancel.is_set() and reading.finish is None
+        if reading.finish is None and not cancelled:
+            yield TurnEnded("truncated")
+            why = broken or f"the stream from {url} ended without a finish reason"
+            raise BackendError(why, "The reply is incomplete.", kind="stream_broken")
+        reason: StopReason = "cancelled"
+        if not cancelled:
+            reason = FINISH.get(reading.finish or "", "return")
+        yield TurnEnded(_TURN_ENDS.get(reason, "truncated"))
+        return reading.stats(started, reason, self.context)
+
+
+class _Reading:
+    """What the stream has said so far: tool call fragments, usage, the finish reason."""
+
+    def __init__(self) -> None:
+        self.finish: str | None = None
+        self.usage: dict[str, Any] = {}
+        self.first: float | None = None
+        self.last: float | None = None
+        self._calls: dict[int, dict[str, str]] = {}
+
+    def chunk(self, chunk: Any) -> Iterator[Event]:
+        if not isinstance(chunk, dict):
+            return
+        if isinstance(chunk.get("error"), dict | str):
+            message = HttpFailure(500, chunk).message()
+            raise BackendError(f"the server failed mid-reply: {message}", kind="stream_broken")
+        self.usage = chunk.get("usage") or self.usage
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning:
+                self._seen()
+                yield ReasoningDelta(reasoning)
+            if delta.get("content"):
+                self._seen()
+                yield AnswerDelta(delta["content"])
+            for fragment in delta.get("tool_calls") or ():
+                self._fragment(fragment)
+            self.finish = choice.get("finish_reason") or self.finish
+
+    def calls(self) -> Iterator[ToolCall]:
+        """The tool calls, once their fragments are complete."""
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            yield tool_call(call["name"], call["arguments"])
+
+    def stats(self, started: float, reason: StopReason, context: int) -> Stats:
+        u = self.usage
+        prompt, generated = int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0)
+        cached = int((u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        reasoning = int((u.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+        decode = (self.last - self.first) if self.first and self.last else 0.0
+        return Stats(
+            prompt_tokens=prompt, cached_tokens=cached, evaluated_tokens=prompt - cached,
+            generated_tokens=generated, reasoning_tokens=reasoning,
+            answer_tokens=max(generated - reasoning, 0),
+            ttft_seconds=self.first - started if self.first else None, decode_seconds=decode,
+            decode_tokens_per_second=generated / decode if decode > 0 else None,
+            stop_reason=reason, context_size=context, context_used=prompt + generated,
+        )  # fmt: skip
+
+    def _seen(self) -> None:
+        self.last = time.monotonic()
+        self.first = self.first or self.last
+
+    def _fragment(self, fragment: Any) -> None:
+        call = self._calls.setdefault(
+            int(fragment.get("index") or 0), {"name": "", "arguments": ""}
+        )
+        function = fragment.get("function") or {}
+        call["name"] += function.get("name") or ""
+        arguments = function.get("arguments") or ""
+        call["arguments"] += arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def choose_model(ids: list[str], wanted: str | None, url: str) -> str:
+    """The server's model: `wanted` exactly, else the one id that holds its words in a row
+    ("20b" and "gpt-oss-20b" find "gpt-oss:20b", not "gpt-oss:120b"); without `wanted`, the
+    only model, or the only gpt-oss one."""
+    if wanted in ids:
+        return str(wanted)
+    if wanted:
+        found = [i for i in ids if _holds(_words(i), _words(wanted))]
+    else:
+        found = ids if len(ids) == 1 else [i for i in ids if _holds(_words(i), ["gpt", "oss"])]
+    if len(found) == 1:
+        return found[0]
+    listed = ", ".join(ids) or "none"
+    what = f"no single model matching {wanted!r}" if wanted else "several models"
+    raise BackendError(f"{url} serves {what} (it lists: {listed})",
+                       "Name one with --model.", kind="load_failed")  # fmt: skip
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _holds(words: list[str], part: list[str]) -> bool:
+    return bool(part) and any(
+        words[i : i + len(part)] == part for i in range(len(words) - len(part) + 1)
+    )
+
+
+def _context_of(entry: dict[str, Any]) -> int:
+    """The context size a /models entry states, under the names servers use; 0 if none."""
+    meta = entry.get("meta")
+    meta = meta if isinstance(meta, dict) else {}
+    for value in (entry.get("max_model_len"), entry.get("context_length"), meta.get("n_ctx")):
+        if isinstance(value, int) and value > 0:
+            return value
+    return 0
+
+
+def _refusal(exc: HttpFailure, url: str) -> BackendError:
+    """A server's error answer as a BackendError that says what to do."""
+    message = exc.message()
+    if exc.status == 401:
+        return BackendError(f"{url} refused the key ({message})",
+                            "Give the server's key with --api-key or OPENAI_API_KEY.",
+                            kind="load_failed")  # fmt: skip
+    if exc.status == 400 and "context" in message.lower():
+        return BackendError(f"{url}: {message}", "Start a new chat.", kind="context_full")
+    return BackendError(f"{url} answered HTTP {exc.status}: {message}", kind="error")

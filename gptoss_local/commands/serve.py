@@ -1,0 +1,108 @@
+"""`gptoss-local serve`: load the planned model once and serve it through the OpenAI API."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+
+from gptoss_local import config
+from gptoss_local.catalog import Catalog
+from gptoss_local.errors import UnknownModelError, WishError
+from gptoss_local.plan.wishes import wishes_from
+from gptoss_local.serve.guard import Guard, bind_problem
+from gptoss_local.serve.server import ApiServer, make_server
+from gptoss_local.serve.service import Service
+from gptoss_local.setup.engines import engine
+from gptoss_local.setup.first_run import Setup
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C; exit 0 then."""
+    settings = config.load()
+    wishes = wishes_from(args, settings)
+    if engine(wishes.backend).remote:
+        raise WishError("serve runs the model on this PC: --backend llamacpp or ollama")
+    key = args.api_key or os.environ.get("GPTOSS_LOCAL_API_KEY") or None
+    problem = bind_problem(args.host, key)
+    if problem:
+        raise WishError(problem)  # before the load, which can take minutes
+    guard = Guard(args.host, args.port, key, tuple(args.cors),
+                  frozenset(h.lower() for h in args.allowed_host))  # fmt: skip
+    setup = Setup.probe(wishes, settings)
+    wishes = setup.initial()
+    ready = setup.ready(wishes, setup.plan(wishes))
+    for warning in ready.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    backend = ready.open(_LoadNotes())
+    try:
+        names = (ready.model, *_aliases(setup.catalog, ready.model))
+        server = _listen(Service(backend, names, ready.generation, args.max_waiting), guard)
+        _serve(server, ready.model, guard)
+    finally:
+        backend.close()
+    return 0
+
+
+def _listen(service: Service, guard: Guard) -> ApiServer:
+    try:
+        return make_server(service, guard)
+    except OSError as exc:
+        raise WishError(
+            f"cannot listen on {guard.host}:{guard.port}: {exc.strerror or exc}",
+            "Another program may use that port: pick another with --port N.",
+        ) from None
+
+
+def _serve(server: ApiServer, model: str, guard: Guard) -> None:
+    _log_requests()
+    print(f"serving {model} at {server.url} (Ctrl-C stops)", file=sys.stderr)
+    if guard.api_key:
+        print("clients must send `Authorization: Bearer <the --api-key>`", file=sys.stderr)
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    # Ctrl-C, and the TERM a service manager sends, stop it cleanly (replies cancelled, model
+    # freed); SIGINT set here too, as a shell leaves it ignored for a background job.
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopping", file=sys.stderr)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        server.stop()
+
+
+def _log_requests() -> None:
+    """One line per request on stderr (method, path, status, time, tokens; no content)."""
+    logger = logging.getLogger("gptoss_local.serve")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+
+def _aliases(catalog: Catalog, model: str) -> tuple[str, ...]:
+    try:
+        return catalog.model(model).aliases
+    except UnknownModelError:  # a file of one's own, or an Ollama tag
+        return ()
+
+
+class _LoadNotes:
+    """Load progress on stderr: each new step once, not every fraction of a load."""
+
+    def __init__(self) -> None:
+        self._last = ""
+
+    def __call__(self, fraction: float, what: str) -> bool:
+        if what and what != self._last and not what.startswith("loading"):
+            print(what, file=sys.stderr)
+        self._last = what
+        return True

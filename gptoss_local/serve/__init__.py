@@ -1,0 +1,9 @@
+"""`gptoss-local serve`: the loaded model behind an OpenAI-compatible HTTP API.
+
+`server.py` is the HTTP layer (stdlib `ThreadingHTTPServer`), `guard.py` its rules (loopback
+unless a key is set, the Host header, CORS only when asked), `service.py` the routes;
+`chat_request.py` / `responses_request.py` read the two APIs' JSON into a `Job`
+(`job.py`), `turn.py` runs a job on the backend (stop strings applied), `chat_reply.py` /
+`responses_reply.py` write its events back as JSON or server-sent events (`sse.py`), and
+`scheduler.py` serves concurrent requests one at a time, in arrival order.
+"""

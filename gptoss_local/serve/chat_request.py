@@ -1,0 +1,120 @@
+"""A Chat Completions request (`POST /v1/chat/completions`) as a `Job`.
+
+Messages map onto Harmony's: system and developer messages become the instructions (the
+developer message's `# Instructions`; the system message is the model's own preamble), user
+messages stay, an assistant message brings its `content`, its reasoning (`reasoning_content`,
+or `reasoning` as some servers name it) and its `tool_calls`, and a tool message answers the
+call whose `tool_call_id` it names.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.harmony import Message, ToolCallRecord
+from gptoss_local.serve import job as read
+from gptoss_local.serve.errors import bad_request
+from gptoss_local.serve.job import Body, Job
+
+# Content parts that hold text, in either API (reasoning items have their own two kinds).
+TEXT_PARTS = ("text", "input_text", "output_text", "reasoning_text", "summary_text")
+
+
+def chat_job(data: Any, known_models: Sequence[str], defaults: GenerationSettings) -> Job:
+    """The job a chat completion request asks for; a 400 `ApiError` names what is wrong."""
+    body = Body(data)
+    model = read.model_name(body, known_models)
+    read.refuse_unsupported(body)
+    _refuse_formats(body)
+    messages, instructions = _messages(body.items("messages"))
+    reasoning = body.mapping("reasoning") or {}
+    wished = body.data.get("reasoning_effort", reasoning.get("effort"))
+    chosen = replace(defaults, effort=read.effort(wished, "reasoning_effort", defaults.effort))
+    settings = read.sampling(body, chosen, ("max_completion_tokens", "max_tokens"))
+    conversation = Conversation(tuple(messages), instructions, read.tools(body))
+    options = body.mapping("stream_options") or {}
+    return Job(
+        model=model,
+        conversation=read.checked(conversation, "messages"),
+        settings=settings,
+        stops=read.stops(body.data.get("stop")),
+        stream=body.flag("stream"),
+        include_usage=bool(options.get("include_usage")),
+    )
+
+
+def _refuse_formats(body: Body) -> None:
+    wanted = (body.mapping("response_format") or {}).get("type", "text")
+    if wanted != "text":
+        raise bad_request(f"response_format {wanted!r} is not supported: only text",
+                          "response_format", "unsupported_value")  # fmt: skip
+
+
+def _messages(items: list[Any] | None) -> tuple[list[Message], str | None]:
+    if not items:
+        raise bad_request("messages must be a non-empty array", "messages")
+    messages: list[Message] = []
+    instructions: list[str] = []
+    calls: dict[str, str] = {}  # tool_call_id -> function name
+    for index, item in enumerate(items):
+        where = f"messages[{index}]"
+        if not isinstance(item, dict):
+            raise bad_request("each message must be an object", where)
+        role = item.get("role")
+        try:
+            if role in ("system", "developer"):
+                instructions.append(text_of(item.get("content"), where))
+            elif role == "user":
+                messages.append(Message("user", text_of(item.get("content"), where)))
+            elif role == "assistant":
+                messages.append(_assistant(item, where, calls))
+            elif role == "tool":
+                name = calls.get(str(item.get("tool_call_id")))
+                text = text_of(item.get("content"), where)
+                messages.append(Message("tool", text, tool_name=name))
+            else:
+                raise bad_request(f"unknown role {role!r}", f"{where}.role")
+        except ValueError as exc:  # a name the renderer refuses
+            raise bad_request(str(exc), where) from None
+    return messages, "\n\n".join(instructions) or None
+
+
+def _assistant(item: dict[str, Any], where: str, calls: dict[str, str]) -> Message:
+    reasoning = item.get("reasoning_content") or item.get("reasoning") or ""
+    if not isinstance(reasoning, str):
+        raise bad_request("reasoning_content must be a string", f"{where}.reasoning_content")
+    records = []
+    for number, call in enumerate(item.get("tool_calls") or ()):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise bad_request("a tool call needs function.name", f"{where}.tool_calls[{number}]")
+        arguments = function.get("arguments") or "{}"
+        if not isinstance(arguments, str):  # some clients send the object itself
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        records.append(ToolCallRecord(function["name"], arguments))
+        calls[str(call.get("id"))] = function["name"]
+    content = item.get("content")
+    text = "" if content is None else text_of(content, where)
+    return Message("assistant", text, reasoning=reasoning, tool_calls=tuple(records))
+
+
+def text_of(content: Any, where: str) -> str:
+    """A message's text: a string, or the text of its parts (text, input_text, output_text)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind not in TEXT_PARTS:
+                raise bad_request(f"content parts of type {kind!r} are not supported: gpt-oss "
+                                  "reads text only", f"{where}.content")  # fmt: skip
+            if not isinstance(part.get("text"), str):
+                raise bad_request("a text part needs text", f"{where}.content")
+            texts.append(part["text"])
+        return "".join(texts)
+    raise bad_request("content must be a string or an array of text parts", f"{where}.content")

@@ -1,0 +1,187 @@
+"""What a request asks for, whichever API it came through, and the readers both APIs share.
+
+A `Job` is a `Conversation` and `GenerationSettings` (what every backend understands) plus
+what the server applies itself: stop strings, streaming, usage in the stream.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.harmony import Tool, render_prompt
+from gptoss_local.harmony.tools import function_tool
+from gptoss_local.kinds import EFFORTS, Effort
+from gptoss_local.serve.errors import ApiError, bad_request
+
+MAX_STOPS = 16
+
+
+@dataclass(frozen=True)
+class Job:
+    """One generation request."""
+
+    model: str
+    conversation: Conversation
+    settings: GenerationSettings
+    stops: tuple[str, ...] = ()
+    stream: bool = False
+    include_usage: bool = False
+
+
+class Body:
+    """A request's JSON object, read field by field; a wrong type is a 400 naming the field."""
+
+    def __init__(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise bad_request("the request body must be a JSON object")
+        self.data: dict[str, Any] = data
+
+    def present(self, key: str) -> bool:
+        """Whether the field is there and not null."""
+        return self.data.get(key) is not None
+
+    def text(self, key: str) -> str | None:
+        return self._typed(key, str, "a string")
+
+    def flag(self, key: str) -> bool:
+        return bool(self._typed(key, bool, "true or false"))
+
+    def mapping(self, key: str) -> dict[str, Any] | None:
+        return self._typed(key, dict, "an object")
+
+    def items(self, key: str) -> list[Any] | None:
+        return self._typed(key, list, "an array")
+
+    def number(self, key: str, low: float, high: float) -> float | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad_request(f"{key} must be a number", key)
+        if not (math.isfinite(value) and low <= value <= high):
+            raise bad_request(f"{key} must be between {low:g} and {high:g}, not {value}", key)
+        return float(value)
+
+    def whole(self, key: str, low: int) -> int | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad_request(f"{key} must be a whole number", key)
+        if value < low:
+            raise bad_request(f"{key} must be at least {low}, not {value}", key)
+        return value
+
+    def _typed(self, key: str, kind: type, words: str) -> Any:
+        value = self.data.get(key)
+        if value is not None and not isinstance(value, kind):
+            raise bad_request(f"{key} must be {words}", key)
+        return value
+
+
+def model_name(body: Body, known: Sequence[str]) -> str:
+    """The model asked for: one of `known` (the loaded model's id and aliases), else a 404."""
+    model = body.text("model")
+    if not model:
+        raise bad_request("model is required (see GET /v1/models)", "model", "missing_model")
+    if model not in known:
+        message = f"The model {model!r} does not exist here; this server has {known[0]!r}"
+        raise ApiError(404, f"{message} (see GET /v1/models).", "model_not_found", "model")
+    return known[0]
+
+
+def effort(value: Any, param: str, default: Effort) -> Effort:
+    """A reasoning effort; gpt-oss knows low, medium and high and cannot switch reasoning off."""
+    if value is None:
+        return default
+    for known in EFFORTS:
+        if value == known:
+            return known
+    raise bad_request(
+        f"{param} must be one of {', '.join(EFFORTS)}, not {value!r} "
+        "(gpt-oss always reasons; low is the least)", param
+    )  # fmt: skip
+
+
+def sampling(
+    body: Body, defaults: GenerationSettings, max_keys: Sequence[str]
+) -> GenerationSettings:
+    """`temperature`, `top_p`, `seed` and the first of `max_keys` present, over the server's
+    defaults."""
+    max_tokens = defaults.max_tokens
+    for key in max_keys:
+        if body.present(key):
+            max_tokens = body.whole(key, 1)
+            break
+    temperature, top_p = body.number("temperature", 0, 100), body.number("top_p", 0, 1)
+    if top_p == 0:
+        raise bad_request("top_p must be more than 0", "top_p")
+    return replace(
+        defaults,
+        max_tokens=max_tokens,
+        temperature=defaults.temperature if temperature is None else temperature,
+        top_p=defaults.top_p if top_p is None else top_p,
+        seed=body.whole("seed", -(2**63)) if body.present("seed") else defaults.seed,
+    )
+
+
+def tools(body: Body) -> tuple[Tool, ...]:
+    """The function tools offered, unless `tool_choice` is "none"; a tool choice the model
+    cannot be held to ("required", one named function) is refused rather than ignored."""
+    offered = []
+    for index, item in enumerate(body.items("tools") or ()):
+        try:
+            offered.append(function_tool(item, index))
+        except ValueError as exc:
+            raise bad_request(str(exc), f"tools[{index}]") from None
+    choice = body.data.get("tool_choice")
+    if choice is None or choice == "auto":
+        return tuple(offered)
+    if choice == "none":
+        return ()
+    raise bad_request(
+        "tool_choice may be \"auto\" or \"none\" here: gpt-oss decides itself whether to call "
+        "a tool", "tool_choice", "unsupported_value"
+    )  # fmt: skip
+
+
+def stops(value: Any) -> tuple[str, ...]:
+    """`stop`: one string or a list of them."""
+    if value is None:
+        return ()
+    found = [value] if isinstance(value, str) else value
+    if not isinstance(found, list) or not all(isinstance(s, str) and s for s in found):
+        raise bad_request("stop must be a non-empty string or an array of them", "stop")
+    if len(found) > MAX_STOPS:
+        raise bad_request(f"stop takes at most {MAX_STOPS} strings", "stop")
+    return tuple(found)
+
+
+def checked(conversation: Conversation, param: str) -> Conversation:
+    """The conversation, once the renderer has accepted it (e.g. every tool result answers a
+    call): a mistake in the request is a 400, not a failure inside the generation."""
+    if not conversation.messages:
+        raise bad_request("the conversation has no messages", param)
+    try:
+        render_prompt(list(conversation.messages), tools=conversation.tools)
+    except ValueError as exc:
+        raise bad_request(str(exc), param) from None
+    return conversation
+
+
+def refuse_unsupported(body: Body) -> None:
+    """Fields whose meaning the server cannot honour are refused rather than ignored."""
+    n = body.whole("n", 1)
+    if n not in (None, 1):
+        raise bad_request("n must be 1: one reply per request", "n", "unsupported_value")
+    if body.flag("logprobs") or body.present("top_logprobs"):
+        raise bad_request("logprobs are not available", "logprobs", "unsupported_parameter")
+    if body.present("previous_response_id") or body.present("conversation"):
+        raise bad_request(
+            "this server keeps no responses: send the whole conversation in input",
+            "previous_response_id", "unsupported_parameter",
+        )  # fmt: skip

@@ -1,0 +1,143 @@
+"""The real server (`gptoss_local.serve`) on the tiny model, on loopback, for the tests.
+
+The model is random, so replies are steered (engine_helpers.steered): it thinks "The user says
+hi" and answers "Hello there"; with tools offered, and no tool result yet, it calls the first
+tool with {"city": "Tokyo"}. A user message starting with "free" is not steered (the seed
+test), and one starting with "slow" never stops and is slowed down (the cancel tests).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from engine_helpers import never_stop, open_tiny, steered
+
+from gptoss_local.backends.base import (
+    BackendError,
+    Conversation,
+    GenerationSettings,
+    Reply,
+    Stats,
+)
+from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.events import Event, ReasoningDelta
+from gptoss_local.serve.guard import Guard
+from gptoss_local.serve.server import ApiServer, make_server
+from gptoss_local.serve.service import Service
+
+CALL_GRAMMAR = (
+    'root ::= <|channel|> "analysis" <|message|> "Need the weather" <|end|> '
+    '<|start|> "assistant" <|channel|> "commentary to=functions.NAME" <|message|> '
+    '"{\\"city\\": \\"Tokyo\\"}"'
+)
+SLOW_SECONDS = 0.01  # per event of a "slow" reply
+
+
+@dataclass
+class Seen:
+    """What the backend was asked, and how each reply ended."""
+
+    conversations: list[Conversation] = field(default_factory=list)
+    settings: list[GenerationSettings] = field(default_factory=list)
+    stats: list[Stats] = field(default_factory=list)
+    ended: threading.Event = field(default_factory=threading.Event)
+
+
+class Steering:
+    """The server's `stream` hook: the steered options for each request, recorded."""
+
+    def __init__(self, backend: LlamaCppBackend) -> None:
+        self.backend, self.seen = backend, Seen()
+        self._reply = steered(backend)
+        ban = tuple(
+            (backend.tokenize(t)[0], float("-inf")) for t in ("<|return|>", "<|endoftext|>")
+        )
+        self._call = replace(self._reply, logit_bias=ban)
+
+    def __call__(
+        self, conversation: Conversation, settings: GenerationSettings, cancel: threading.Event
+    ) -> Reply:
+        self.seen.conversations.append(conversation)
+        self.seen.settings.append(settings)
+        last = conversation.messages[-1]
+        slow = last.role == "user" and last.content.startswith("slow")
+        if last.role == "user" and last.content.startswith("fail"):
+            return Reply(_failing())
+        options = self._options(conversation)
+        reply = self.backend.stream(conversation, settings, cancel, options=options)
+        return Reply(self._recorded(reply, slow))
+
+    def _options(self, conversation: Conversation) -> LlamaOptions:
+        last = conversation.messages[-1]
+        if last.role == "user" and last.content.startswith("free"):
+            return LlamaOptions()
+        if last.role == "user" and last.content.startswith("slow"):
+            return LlamaOptions(logit_bias=never_stop(self.backend))
+        if conversation.tools and last.role != "tool":
+            name = conversation.tools[0].name
+            return replace(self._call, grammar=CALL_GRAMMAR.replace("NAME", name))
+        return self._reply
+
+    def _recorded(self, reply: Reply, slow: bool) -> Generator[Event, None, Stats]:
+        try:
+            for event in reply:
+                if slow:
+                    time.sleep(SLOW_SECONDS)
+                yield event
+        finally:
+            if reply.stats is not None:
+                self.seen.stats.append(reply.stats)
+            self.seen.ended.set()
+        assert reply.stats is not None
+        return reply.stats
+
+
+def _failing() -> Generator[Event, None, Stats]:
+    """A reply that breaks after its first words, as a crashed engine's would."""
+    yield ReasoningDelta("The user")
+    raise BackendError("llama_decode failed", kind="decode_failed")
+
+
+@dataclass
+class Running:
+    """A server running on a thread: its base URL (with /v1), and what its backend saw."""
+
+    server: ApiServer
+    steering: Steering
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    @property
+    def seen(self) -> Seen:
+        return self.steering.seen
+
+
+@contextmanager
+def running_server(
+    gguf: Path, api_key: str | None = None, cors: tuple[str, ...] = (), max_waiting: int = 64
+) -> Iterator[Running]:
+    """The tiny model served on 127.0.0.1 and a free port until the block ends."""
+    with open_tiny(gguf) as backend:
+        steering = Steering(backend)
+        names = ("gpt-oss-tiny", "tiny")
+        service = Service(backend, names, GenerationSettings(), max_waiting, stream=steering)
+        server = make_server(service, Guard("127.0.0.1", 0, api_key, cors))
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield Running(server, steering)
+        finally:
+            server.stop()
+            thread.join(timeout=10)
