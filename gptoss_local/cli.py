@@ -28,6 +28,7 @@ HANDLERS = {
     "import": "gptoss_local.commands.import_model:run_import",
     "chats": "gptoss_local.commands.chats:run_chats",
     "chat": "gptoss_local.commands.chat:run_chat",
+    "engine": "gptoss_local.commands.engine:run_engine",
 }
 
 
@@ -81,6 +82,16 @@ def build_parser() -> argparse.ArgumentParser:
             help="list the saved chats, or export one (chats export ID --format md|json)",
             description="List the saved chats (id, title, last update, messages, model), or "
             "export one with its reasoning and per-message stats as Markdown or JSON.",
+        )
+    )
+    arguments.engine_arguments(
+        commands.add_parser(
+            "engine",
+            help="show what the llama.cpp engine is built with; `engine install --cuda` "
+            "rebuilds it for the GPU",
+            description="Show the installed llama-cpp-python: version, GPU offload, backends, "
+            "CUDA architectures and runtime. `engine install --cuda` rebuilds it for this PC's "
+            "GPU.",
         )
     )
     return parser
