@@ -206,3 +206,22 @@ def test_driver_library_from_ldconfig_prefers_64_bit() -> None:
     found = toolkit.find_driver_library(lambda p: True, lambda argv: listing)
     assert found == Path("/usr/lib/x86_64-linux-gnu/libcuda.so.1")
     assert toolkit.find_driver_library(lambda p: False, lambda argv: listing) is None
+
+
+def test_windows_pip_toolkit_makes_cublas_import_libraries_and_builds_with_ninja(
+    tmp_path: Path,
+) -> None:
+    plan = make_plan(
+        target(tmp_path), pc([card("4090")]), machine=machine(tools={"cl": "cl.exe"}, windows=True)
+    )
+    tree = f"{plan.target.platlib}/nvidia/cu13"
+    implib = f"{tmp_path}/venv/gptoss-local-cuda/lib"
+    assert [s.kind for s in plan.steps] == ["toolkit", "implib", "build", "check"]
+    make = plan.steps[1].argv
+    assert make[1:3] == ("-m", "gptoss_local.engine_setup.implib") and implib in make
+    assert f"cublas={tree}/bin/x86_64/cublas64_13.dll" in make
+    assert f"-DCUDA_cublas_LIBRARY={implib}/cublas.lib" in plan.cmake_args
+    assert f"-DCUDA_cudart_LIBRARY={tree}/lib/x64/cudart.lib" in plan.cmake_args
+    assert f"-DCUDA_cuda_driver_LIBRARY={tree}/lib/x64/cuda.lib" in plan.cmake_args
+    assert plan.env["CMAKE_GENERATOR"] == "Ninja"
+    assert plan.cuda_lib_dirs == (f"{tree}/bin/x86_64",)

@@ -47,20 +47,43 @@ def plan() -> InstallPlan:
         Step("build", "Build", (py, "-m", "pip", "--verbose", "install"), {"CMAKE_ARGS": "-DX"}),
         Step("check", "Check", (py,)),
     ]
-    return InstallPlan(target, ("89",), "--arch", "pip", "pip CUDA 13.0", "13.0",
-                       "llama-cpp-python==0.3.36", ("-DX",), {"CMAKE_ARGS": "-DX"}, steps, [], [])  # fmt: skip
+    return InstallPlan(
+        target,
+        ("89",),
+        "--arch",
+        "pip",
+        "pip CUDA 13.0",
+        "13.0",
+        "llama-cpp-python==0.3.36",
+        ("-DX",),
+        {"CMAKE_ARGS": "-DX"},
+        steps,
+        [],
+        [],
+    )
 
 
 BUILD_OUTPUT = (
     "Building\n  [1/3] Building C object a.o\n  [2/3] Building CUDA object b.o\n[3/3] Linking\n"
 )
-GOOD = json.dumps({"loaded": True, "gpu_offload": True, "devices": ["NVIDIA GeForce RTX 4090"],
-                   "system_info": "CUDA : ARCHS = 890 | USE_GRAPHS = 1 | CPU : AVX2 = 1 |"})  # fmt: skip
+GOOD = json.dumps(
+    {
+        "loaded": True,
+        "gpu_offload": True,
+        "devices": ["NVIDIA GeForce RTX 4090"],
+        "system_info": "CUDA : ARCHS = 890 | USE_GRAPHS = 1 | CPU : AVX2 = 1 |",
+    }
+)
 
 
 def test_steps_run_in_order_with_progress_and_a_log(tmp_path: Path) -> None:
-    popen = FakePopen({"install": ("ok\n", 0), "--verbose": (BUILD_OUTPUT, 0),
-                       "check": ("ggml_cuda_init: found 1 device\n" + GOOD + "\n", 0)})  # fmt: skip
+    popen = FakePopen(
+        {
+            "install": ("ok\n", 0),
+            "--verbose": (BUILD_OUTPUT, 0),
+            "check": ("ggml_cuda_init: found 1 device\n" + GOOD + "\n", 0),
+        }
+    )
     seen: list[StepProgress] = []
     log = tmp_path / "logs/engine.log"
     hardware = probe(FakeNvml([card("4090")]), models_path=tmp_path)
@@ -85,8 +108,9 @@ def test_steps_run_in_order_with_progress_and_a_log(tmp_path: Path) -> None:
 def test_a_failing_step_stops_the_run_with_its_last_lines(tmp_path: Path) -> None:
     failing = "".join(f"line {n}\n" for n in range(40)) + "CMake Error: CUDA not found\n"
     popen = FakePopen({"install": ("ok\n", 0), "--verbose": (failing, 1)})
-    result = run_plan(plan(), probe(FakeNvml([]), models_path=tmp_path), tmp_path / "x.log",
-                      lambda p: None, popen)  # fmt: skip
+    result = run_plan(
+        plan(), probe(FakeNvml([]), models_path=tmp_path), tmp_path / "x.log", lambda p: None, popen
+    )
     assert result.failed_step == "Build" and result.outcome is None
     assert result.tail[-1] == "CMake Error: CUDA not found" and len(result.tail) == 25
     assert len(popen.calls) == 2  # the check never ran
@@ -96,14 +120,20 @@ def test_a_command_that_cannot_start_is_a_failure(tmp_path: Path) -> None:
     def popen(argv: list[str], **_: Any) -> FakeProcess:
         raise FileNotFoundError(2, "No such file", argv[0])
 
-    result = run_plan(plan(), probe(FakeNvml([]), models_path=tmp_path), tmp_path / "x.log",
-                      lambda p: None, popen)  # fmt: skip
+    result = run_plan(
+        plan(), probe(FakeNvml([]), models_path=tmp_path), tmp_path / "x.log", lambda p: None, popen
+    )
     assert result.failed_step == "Install toolkit" and "could not start" in result.tail[0]
 
 
 def test_without_a_gpu_the_check_says_it_could_not_check(tmp_path: Path) -> None:
     popen = FakePopen({"install": ("", 0), "--verbose": ("", 0), "check": (GOOD, 0)})
-    result = run_plan(plan(), probe(FakeNvml([], init_error=12), models_path=tmp_path),
-                      tmp_path / "x.log", lambda p: None, popen)  # fmt: skip
+    result = run_plan(
+        plan(),
+        probe(FakeNvml([], init_error=12), models_path=tmp_path),
+        tmp_path / "x.log",
+        lambda p: None,
+        popen,
+    )
     assert result.outcome is not None and result.outcome.ok is None
     assert result.outcome.message.startswith("Could not check GPU offload: no NVIDIA GPU here")

@@ -1,13 +1,14 @@
-"""The pip CUDA runtime lookup: folders found in a fake site-packages, load order, Windows DLL dirs."""
+"""The pip CUDA runtime lookup: folders in a fake site-packages, load order, Windows DLL dirs."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from gptoss_local.backends import llama_runtime
-from gptoss_local.backends.llama_runtime import cuda_library_dirs, prepare, preload_order
+from gptoss_local.backends.llama_runtime import cuda_library_dirs, preload_order, prepare
 
 
 @pytest.fixture(autouse=True)
@@ -23,14 +24,24 @@ def touch(base: Path, *names: str) -> None:
 
 
 def cu13_linux(site: Path) -> None:
-    touch(site, "nvidia/cu13/lib/libcudart.so.13", "nvidia/cu13/lib/libcublas.so.13",
-          "nvidia/cu13/lib/libcublasLt.so.13", "nvidia/cu13/lib/libnvblas.so.13",
-          "nvidia/cu13/lib/libcudart_static.a")  # fmt: skip
+    touch(
+        site,
+        "nvidia/cu13/lib/libcudart.so.13",
+        "nvidia/cu13/lib/libcublas.so.13",
+        "nvidia/cu13/lib/libcublasLt.so.13",
+        "nvidia/cu13/lib/libnvblas.so.13",
+        "nvidia/cu13/lib/libcudart_static.a",
+    )
 
 
 def cu12_linux(site: Path) -> None:
-    touch(site, "nvidia/cuda_runtime/lib/libcudart.so.12", "nvidia/cublas/lib/libcublas.so.12",
-          "nvidia/cublas/lib/libcublasLt.so.12", "nvidia/cublas/lib/libnvblas.so.12")  # fmt: skip
+    touch(
+        site,
+        "nvidia/cuda_runtime/lib/libcudart.so.12",
+        "nvidia/cublas/lib/libcublas.so.12",
+        "nvidia/cublas/lib/libcublasLt.so.12",
+        "nvidia/cublas/lib/libnvblas.so.12",
+    )
 
 
 def cuda_engine(site: Path) -> None:
@@ -112,19 +123,39 @@ def test_llama_cpp_lib_path_override_is_honoured(
     assert len(loaded) == 3
 
 
-def test_windows_adds_dll_folders_instead_of_loading(tmp_path: Path) -> None:
-    touch(tmp_path, "nvidia/cu13/bin/x86_64/cudart64_13.dll", "nvidia/cu13/bin/x86_64/cublas64_13.dll",
-          "nvidia/cu13/bin/nvcc.exe", "llama_cpp/lib/ggml-cuda.dll", "llama_cpp/lib/llama.dll")  # fmt: skip
+def test_windows_adds_dll_folders_and_loads_in_order(tmp_path: Path) -> None:
+    touch(
+        tmp_path,
+        "nvidia/cu13/bin/x86_64/cudart64_13.dll",
+        "nvidia/cu13/bin/x86_64/cublas64_13.dll",
+        "nvidia/cu13/bin/x86_64/cublasLt64_13.dll",
+        "nvidia/cu13/bin/nvcc.exe",
+        "llama_cpp/lib/ggml-cuda.dll",
+        "llama_cpp/lib/llama.dll",
+    )
     added: list[str] = []
     loaded: list[str] = []
-    done = prepare([tmp_path], "win32", load=loaded.append, add_dll_directory=added.append)
-    assert added == [str(tmp_path / "nvidia/cu13/bin/x86_64")] == done.dll_dirs
-    assert loaded == []
+    env = {"PATH": r"C:\Windows"}
+    done = prepare(
+        [tmp_path], "win32", load=loaded.append, add_dll_directory=added.append, environ=env
+    )
+    folder = str(tmp_path / "nvidia/cu13/bin/x86_64")
+    assert added == [folder] == done.dll_dirs
+    assert env["PATH"].startswith(folder + os.pathsep) and env["PATH"].endswith(r"C:\Windows")
+    assert [Path(p).name for p in loaded] == [
+        "cudart64_13.dll",
+        "cublasLt64_13.dll",
+        "cublas64_13.dll",
+    ]
 
 
 def test_windows_cuda_12_layout(tmp_path: Path) -> None:
-    touch(tmp_path, "nvidia/cuda_runtime/bin/cudart64_12.dll", "nvidia/cublas/bin/cublas64_12.dll",
-          "nvidia/cublas/bin/cublasLt64_12.dll")  # fmt: skip
+    touch(
+        tmp_path,
+        "nvidia/cuda_runtime/bin/cudart64_12.dll",
+        "nvidia/cublas/bin/cublas64_12.dll",
+        "nvidia/cublas/bin/cublasLt64_12.dll",
+    )
     dirs = cuda_library_dirs([tmp_path], "win32")
     assert dirs == [tmp_path / "nvidia/cuda_runtime/bin", tmp_path / "nvidia/cublas/bin"]
     names = [p.name for p in preload_order(dirs, "win32")]

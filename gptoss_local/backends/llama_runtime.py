@@ -9,7 +9,8 @@ llama_cpp is first imported `prepare()`:
 
 - on Linux loads them by full path with RTLD_GLOBAL, cudart first, then cublasLt, then cublas
   (which needs cublasLt); ggml-cuda's dependencies are then found by their SONAME;
-- on Windows adds their folders to the DLL search path (`os.add_dll_directory`).
+- on Windows adds their folders to the DLL search paths (`os.add_dll_directory` and PATH) and
+  loads them by full path in the same order, since Windows then finds a loaded DLL by name.
 
 Nothing happens for a CPU-only llama-cpp-python, or where the environment has no pip CUDA
 packages. Everything that touches the system is injectable, so tests run on any OS.
@@ -22,7 +23,7 @@ import os
 import site
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,7 @@ def prepare(
     platform: str = sys.platform,
     load: Callable[[str], Any] | None = None,
     add_dll_directory: Callable[[str], Any] | None = None,
+    environ: MutableMapping[str, str] | None = None,
 ) -> Prepared:
     """Let a pip-CUDA build of llama.cpp find its runtime; call before importing llama_cpp.
 
@@ -130,48 +132,62 @@ def prepare(
     Args:
         sites: site-packages folders; default: this environment's.
         platform: a `sys.platform` value.
-        load: loads one library by path (default: ctypes.CDLL with RTLD_GLOBAL).
+        load: loads one library by path (default: ctypes.CDLL, with RTLD_GLOBAL on Linux).
         add_dll_directory: Windows' `os.add_dll_directory` (injectable for tests).
+        environ: the environment whose PATH gets the DLL folders on Windows (default os.environ).
     """
     global _done
     with _lock:
         if _done is None:
-            _done = _prepare(list(sites or site_dirs()), platform, load, add_dll_directory)
+            sites = list(sites or site_dirs())
+            env = os.environ if environ is None else environ
+            _done = _prepare(sites, platform, load or _load_global, add_dll_directory, env)
         return _done
 
 
 def _prepare(
     sites: list[Path],
     platform: str,
-    load: Callable[[str], Any] | None,
+    load: Callable[[str], Any],
     add_dll_directory: Callable[[str], Any] | None,
+    environ: MutableMapping[str, str],
 ) -> Prepared:
     result = Prepared()
     if not has_cuda_engine(llama_lib_dir(sites)):
         return result
     dirs = cuda_library_dirs(sites, platform)
     if platform == "win32":
-        adder = add_dll_directory or getattr(os, "add_dll_directory", None)
-        if adder is None:
-            return result
-        for folder in dirs:
-            try:
-                _keep.append(adder(str(folder)))
-                result.dll_dirs.append(str(folder))
-            except OSError as exc:
-                result.failures.append(f"{folder}: {exc}")
-        return result
-    loader = load or _load_global
+        _add_dll_dirs(dirs, add_dll_directory, environ, result)
     for library in preload_order(dirs, platform):
         try:
-            _keep.append(loader(str(library)))
+            _keep.append(load(str(library)))
             result.loaded.append(str(library))
-        except OSError as exc:  # the library's own RPATH may still find one
+        except OSError as exc:  # the library's own lookup may still find one
             result.failures.append(f"{library}: {exc}")
     return result
 
 
+def _add_dll_dirs(
+    dirs: list[Path],
+    add_dll_directory: Callable[[str], Any] | None,
+    environ: MutableMapping[str, str],
+    result: Prepared,
+) -> None:
+    """Windows: the DLL folders on both search paths, since llama-cpp-python loads its DLL
+    with the standard search order (which reads PATH, not `add_dll_directory`'s list)."""
+    adder = add_dll_directory or getattr(os, "add_dll_directory", None)
+    for folder in dirs:
+        try:
+            if adder is not None:
+                _keep.append(adder(str(folder)))
+            environ["PATH"] = os.pathsep.join([str(folder), environ.get("PATH", "")])
+            result.dll_dirs.append(str(folder))
+        except OSError as exc:
+            result.failures.append(f"{folder}: {exc}")
+
+
 def _load_global(path: str) -> Any:
+    # Windows: a DLL loaded by full path is then found by name when ggml-cuda.dll needs it.
     return ctypes.CDLL(path, mode=getattr(ctypes, "RTLD_GLOBAL", 0))
 
 

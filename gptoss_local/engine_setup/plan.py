@@ -278,15 +278,18 @@ def _pip_toolkit(plan: InstallPlan, machine: Machine) -> None:
     version = toolkit.PIP_CUDA_VERSION
     plan.toolkit_detail = f"NVIDIA's pip packages (CUDA {version}) in {tree.root}"
     plan.cuda_version = toolkit.PIP_CUDA_VERSION
-    plan.cuda_lib_dirs = (str(tree.root / "bin" if machine.windows else tree.lib_dir),)
+    plan.cuda_lib_dirs = (str(tree.dll_dir if machine.windows else tree.lib_dir),)
+    implib = Path(plan.target.prefix) / "gptoss-local-cuda" / "lib" if machine.windows else None
     args = [
         f"-DCUDAToolkit_ROOT={_p(tree.root)}",
         f"-DCUDA_CUDART={_p(tree.library('cudart'))}",
         f"-DCUDA_cudart_LIBRARY={_p(tree.library('cudart'))}",
-        f"-DCUDA_cublas_LIBRARY={_p(tree.library('cublas'))}",
-        f"-DCUDA_cublasLt_LIBRARY={_p(tree.library('cublasLt'))}",
+        f"-DCUDA_cublas_LIBRARY={_p(tree.library('cublas', implib))}",
+        f"-DCUDA_cublasLt_LIBRARY={_p(tree.library('cublasLt', implib))}",
     ]
-    if not machine.windows:
+    if machine.windows:
+        args.append(f"-DCUDA_cuda_driver_LIBRARY={_p(tree.library('cuda'))}")
+    else:
         driver = machine.driver_library()
         if driver is not None:
             args.append(f"-DCUDA_cuda_driver_LIBRARY={_p(driver)}")
@@ -307,6 +310,11 @@ def _pip_toolkit(plan: InstallPlan, machine: Machine) -> None:
     install = (plan.target.python, "-m", "pip", "install", *toolkit.PIP_PACKAGES)
     title = "Install NVIDIA's CUDA compiler and libraries (pip)"
     plan.steps.append(Step("toolkit", title, install))
+    if implib is not None:
+        dlls = [f"{name}={tree.dll_dir / f'{name}64_13.dll'}" for name in ("cublas", "cublasLt")]
+        make = (sys.executable, "-m", "gptoss_local.engine_setup.implib", "--out", str(implib))
+        title = "Make cuBLAS import libraries (MSVC's dumpbin and lib)"
+        plan.steps.append(Step("implib", title, (*make, *dlls)))
 
 
 def _system_toolkit(plan: InstallPlan, system: SystemToolkit, machine: Machine) -> None:
@@ -332,6 +340,10 @@ def _common_args(plan: InstallPlan, nvcc: Path, machine: Machine) -> tuple[str, 
 def _with_build_env(plan: InstallPlan, env: dict[str, str], machine: Machine) -> dict[str, str]:
     env["CMAKE_ARGS"] = " ".join(_quote(a) for a in plan.cmake_args)
     env["CMAKE_BUILD_PARALLEL_LEVEL"] = str(machine.cpu_count)
+    if machine.windows:
+        # Visual Studio's generator needs CUDA's MSBuild files, which only the CUDA installer
+        # puts in place; Ninja needs only nvcc and cl (scikit-build-core brings Ninja).
+        env["CMAKE_GENERATOR"] = "Ninja"
     return env
 
 

@@ -62,11 +62,21 @@ class PipToolkit:
         """Where the link-time libraries are."""
         return self.root / "lib" / "x64" if self.windows else self.root / "lib"
 
-    def library(self, name: str) -> Path:
-        """One link-time library ('cudart', 'cublas', 'cublasLt') by its file name."""
-        if self.windows:
-            return self.lib_dir / f"{name}.lib"
-        return self.lib_dir / f"lib{name}.so.13"
+    @property
+    def dll_dir(self) -> Path:
+        """Windows: where the DLLs are (cudart64_13.dll, cublas64_13.dll, ...)."""
+        return self.root / "bin" / "x86_64"
+
+    def library(self, name: str, implib_dir: Path | None = None) -> Path:
+        """One link-time library ('cudart', 'cublas', 'cublasLt', 'cuda').
+
+        On Windows cuBLAS has no import library in the wheels: it is made into `implib_dir`.
+        """
+        if not self.windows:
+            return self.lib_dir / f"lib{name}.so.13"
+        if name.startswith("cublas") and implib_dir is not None:
+            return implib_dir / f"{name}.lib"
+        return self.lib_dir / f"{name}.lib"
 
 
 def run_text(argv: list[str]) -> str:
