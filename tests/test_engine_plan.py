@@ -9,13 +9,8 @@ from cards import card
 from fake_nvml import FakeCard, FakeNvml
 
 from gptoss_local.engine_setup import toolkit
-from gptoss_local.engine_setup.plan import (
-    Machine,
-    Target,
-    make_plan,
-    parse_archs,
-    requirement_for,
-)
+from gptoss_local.engine_setup.plan import make_plan, parse_archs, requirement_for
+from gptoss_local.engine_setup.spec import Machine, Target
 from gptoss_local.hardware.machine import Hardware, probe
 
 TOOLS = {"g++": "/usr/bin/g++", "gcc": "/usr/bin/gcc"}

@@ -11,8 +11,8 @@ from cards import card
 from fake_nvml import FakeNvml
 
 from gptoss_local.engine_setup import check
-from gptoss_local.engine_setup.plan import InstallPlan, Step, Target
 from gptoss_local.engine_setup.runner import StepProgress, run_plan
+from gptoss_local.engine_setup.spec import InstallPlan, Step, Target
 from gptoss_local.hardware.machine import probe
 
 

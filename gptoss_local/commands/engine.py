@@ -13,6 +13,7 @@ from gptoss_local.engine_setup import plan as plan_mod
 from gptoss_local.engine_setup import text
 from gptoss_local.engine_setup.report import engine_report
 from gptoss_local.engine_setup.runner import StepProgress, run_plan
+from gptoss_local.engine_setup.spec import inspect_target
 from gptoss_local.errors import UserError
 from gptoss_local.hardware.machine import probe
 
@@ -39,7 +40,7 @@ def _install(args: argparse.Namespace) -> int:
         raise EngineSetupError("Say which engine to build: `gptoss-local engine install --cuda`.")
     python = args.python or sys.executable
     try:
-        target = plan_mod.inspect_target(python)
+        target = inspect_target(python)
     except (OSError, subprocess.SubprocessError, ValueError, KeyError) as exc:
         raise EngineSetupError(f"Could not ask {python} about its environment: {exc}") from exc
     hardware = probe()

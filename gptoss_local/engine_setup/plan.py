@@ -7,95 +7,16 @@ default the one running gptoss-local (pipx's venv), or `--python`.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import sys
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any
 
-from gptoss_local.engine_setup import toolkit
-from gptoss_local.engine_setup.toolkit import PipToolkit, Run, SystemToolkit, Which
+from gptoss_local.engine_setup import flags, toolkit
+from gptoss_local.engine_setup.spec import InstallPlan, Machine, Step, Target
+from gptoss_local.engine_setup.toolkit import SystemToolkit
 from gptoss_local.hardware.engine import DISTRIBUTION, REQUIREMENT
 from gptoss_local.hardware.machine import Hardware
 
 ToolkitChoice = str  # "auto", "system" or "pip"
 _ARCH = re.compile(r"^(\d{2,3})$|^(\d{1,2})\.(\d)$")
-_INSPECT = r"""
-import json, sys, sysconfig, importlib.util
-from importlib.metadata import version, PackageNotFoundError
-try:
-    installed = version("llama-cpp-python")
-except PackageNotFoundError:
-    installed = None
-print(json.dumps({"prefix": sys.prefix, "platlib": sysconfig.get_paths()["platlib"],
-    "python": "%d.%d" % sys.version_info[:2], "llama_cpp_python": installed,
-    "pip": importlib.util.find_spec("pip") is not None}))
-"""
-
-
-@dataclass(frozen=True)
-class Target:
-    """The Python environment to rebuild llama-cpp-python in."""
-
-    python: str
-    prefix: str
-    platlib: str
-    python_version: str
-    installed: str | None  # llama-cpp-python's version there
-    has_pip: bool
-
-
-@dataclass(frozen=True)
-class Step:
-    """One command of the plan. `env` holds only what it sets on top of the environment."""
-
-    kind: str  # "toolkit", "build" or "check"
-    title: str
-    argv: tuple[str, ...]
-    env: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class InstallPlan:
-    """Everything `engine install --cuda` will do, and what stops it."""
-
-    target: Target
-    archs: tuple[str, ...]
-    arch_source: str
-    toolkit: str  # "system" or "pip"
-    toolkit_detail: str
-    cuda_version: str | None
-    requirement: str
-    cmake_args: tuple[str, ...]
-    env: dict[str, str]
-    steps: list[Step]
-    problems: list[str]
-    notes: list[str]
-    cuda_lib_dirs: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for JSON output."""
-        return asdict(self)
-
-
-def inspect_target(python: str, run: Run = toolkit.run_text) -> Target:
-    """Ask the interpreter `python` where its environment is and what it has installed.
-
-    Raises:
-        OSError, subprocess.SubprocessError, ValueError: when it does not run or answer.
-    """
-    data = json.loads(run([python, "-c", _INSPECT]).strip().splitlines()[-1])
-    return Target(
-        python,
-        data["prefix"],
-        data["platlib"],
-        data["python"],
-        data["llama_cpp_python"],
-        bool(data["pip"]),
-    )
 
 
 def parse_archs(text: str) -> tuple[str, ...]:
@@ -127,26 +48,6 @@ def _accepted(version: str) -> bool:
     return (0, 3, 36) <= numbers < (0, 4)
 
 
-@dataclass(frozen=True)
-class Machine:
-    """How the plan sees this PC: injectable for tests of other OSes."""
-
-    windows: bool = sys.platform == "win32"
-    supported: bool = sys.platform == "win32" or sys.platform.startswith("linux")
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    which: Which | None = None
-    run: Run = toolkit.run_text
-    driver_library: Callable[[], Path | None] = toolkit.find_driver_library
-    cpu_count: int = os.cpu_count() or 1
-    usual_cuda: tuple[str, ...] = ("/usr/local/cuda",)
-
-    def find(self, name: str) -> str | None:
-        """`shutil.which`, or the injected one."""
-        import shutil
-
-        return self.which(name) if self.which else shutil.which(name)
-
-
 def make_plan(
     target: Target,
     hardware: Hardware,
@@ -171,8 +72,8 @@ def make_plan(
         problems.append("CUDA builds are for Linux and Windows; this OS has no CUDA.")
     if not target.has_pip:
         problems.append(
-            f"pip is not available in {target.python}'s environment. With pipx: "
-            "`pipx runpip gptoss-local --version` should work; otherwise reinstall gptoss-local."
+            f"pip is not available in {target.python}'s environment: add it with "
+            f"`{target.python} -m ensurepip`, or reinstall gptoss-local with pipx."
         )
     compiler = toolkit.compiler_problem(machine.windows, machine.find)
     if compiler:
@@ -196,10 +97,10 @@ def make_plan(
         notes=notes,
     )
     if kind == "pip":
-        _pip_toolkit(plan, machine)
+        flags.pip_toolkit(plan, machine)
     elif system is not None:
-        _system_toolkit(plan, system, machine)
-    plan.steps += _build_and_check(plan, machine)
+        flags.system_toolkit(plan, system, machine)
+    plan.steps += _build_and_check(plan)
     return plan
 
 
@@ -273,81 +174,7 @@ def _check_pip_toolkit(archs: tuple[str, ...], hardware: Hardware, problems: lis
         )
 
 
-def _pip_toolkit(plan: InstallPlan, machine: Machine) -> None:
-    tree = PipToolkit(Path(plan.target.platlib) / "nvidia" / "cu13", machine.windows)
-    version = toolkit.PIP_CUDA_VERSION
-    plan.toolkit_detail = f"NVIDIA's pip packages (CUDA {version}) in {tree.root}"
-    plan.cuda_version = toolkit.PIP_CUDA_VERSION
-    plan.cuda_lib_dirs = (str(tree.dll_dir if machine.windows else tree.lib_dir),)
-    implib = Path(plan.target.prefix) / "gptoss-local-cuda" / "lib" if machine.windows else None
-    args = [
-        f"-DCUDAToolkit_ROOT={_p(tree.root)}",
-        f"-DCUDA_CUDART={_p(tree.library('cudart'))}",
-        f"-DCUDA_cudart_LIBRARY={_p(tree.library('cudart'))}",
-        f"-DCUDA_cublas_LIBRARY={_p(tree.library('cublas', implib))}",
-        f"-DCUDA_cublasLt_LIBRARY={_p(tree.library('cublasLt', implib))}",
-    ]
-    if machine.windows:
-        args.append(f"-DCUDA_cuda_driver_LIBRARY={_p(tree.library('cuda'))}")
-    else:
-        driver = machine.driver_library()
-        if driver is not None:
-            args.append(f"-DCUDA_cuda_driver_LIBRARY={_p(driver)}")
-        else:
-            args.append("-DGGML_CUDA_NO_VMM=ON")
-            plan.notes.append(
-                "No NVIDIA driver library (libcuda.so.1) here: built without CUDA virtual "
-                "memory (GGML_CUDA_NO_VMM), which costs a little memory efficiency."
-            )
-    plan.cmake_args = _common_args(plan, tree.nvcc, machine) + tuple(args)
-    env = {"CUDACXX": str(tree.nvcc), "CUDA_PATH": str(tree.root), "CUDA_HOME": str(tree.root)}
-    env["PATH"] = os.pathsep.join([str(tree.nvcc.parent), machine.env.get("PATH", "")])
-    if not machine.windows:  # nvcc links its test programs with -lcudart_static from here
-        env["LIBRARY_PATH"] = os.pathsep.join(
-            p for p in (str(tree.lib_dir), machine.env.get("LIBRARY_PATH", "")) if p
-        )
-    plan.env = _with_build_env(plan, env, machine)
-    install = (plan.target.python, "-m", "pip", "install", *toolkit.PIP_PACKAGES)
-    title = "Install NVIDIA's CUDA compiler and libraries (pip)"
-    plan.steps.append(Step("toolkit", title, install))
-    if implib is not None:
-        dlls = [f"{name}={tree.dll_dir / f'{name}64_13.dll'}" for name in ("cublas", "cublasLt")]
-        make = (sys.executable, "-m", "gptoss_local.engine_setup.implib", "--out", str(implib))
-        title = "Make cuBLAS import libraries (MSVC's dumpbin and lib)"
-        plan.steps.append(Step("implib", title, (*make, *dlls)))
-
-
-def _system_toolkit(plan: InstallPlan, system: SystemToolkit, machine: Machine) -> None:
-    plan.toolkit_detail = f"CUDA {system.version or '?'} at {system.root}"
-    plan.cuda_version = system.version
-    plan.cmake_args = _common_args(plan, system.nvcc, machine)
-    env = {"CUDACXX": str(system.nvcc), "CUDA_PATH": str(system.root)}
-    plan.env = _with_build_env(plan, env, machine)
-
-
-def _common_args(plan: InstallPlan, nvcc: Path, machine: Machine) -> tuple[str, ...]:
-    args = [
-        "-DGGML_CUDA=on",
-        f"-DCMAKE_CUDA_ARCHITECTURES={';'.join(plan.archs) or '?'}",
-        f"-DCMAKE_CUDA_COMPILER={_p(nvcc)}",
-    ]
-    host = toolkit.cxx_compiler(machine.windows, machine.find)
-    if host and not machine.windows:
-        args.append(f"-DCMAKE_CUDA_HOST_COMPILER={_p(Path(host))}")
-    return tuple(args)
-
-
-def _with_build_env(plan: InstallPlan, env: dict[str, str], machine: Machine) -> dict[str, str]:
-    env["CMAKE_ARGS"] = " ".join(_quote(a) for a in plan.cmake_args)
-    env["CMAKE_BUILD_PARALLEL_LEVEL"] = str(machine.cpu_count)
-    if machine.windows:
-        # Visual Studio's generator needs CUDA's MSBuild files, which only the CUDA installer
-        # puts in place; Ninja needs only nvcc and cl (scikit-build-core brings Ninja).
-        env["CMAKE_GENERATOR"] = "Ninja"
-    return env
-
-
-def _build_and_check(plan: InstallPlan, machine: Machine) -> list[Step]:
+def _build_and_check(plan: InstallPlan) -> list[Step]:
     build = (
         plan.target.python,
         "-m",
@@ -366,12 +193,3 @@ def _build_and_check(plan: InstallPlan, machine: Machine) -> list[Step]:
         Step("build", f"Build {DISTRIBUTION} ({what})", build, plan.env),
         Step("check", "Check that it loads and offloads to the GPU", (plan.target.python,)),
     ]
-
-
-def _p(path: Path) -> str:
-    """A path as CMake wants it (forward slashes, also on Windows)."""
-    return path.as_posix()
-
-
-def _quote(arg: str) -> str:
-    return f'"{arg}"' if " " in arg else arg

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gptoss_local.engine_setup import check
-from gptoss_local.engine_setup.plan import InstallPlan, Step
+from gptoss_local.engine_setup.spec import InstallPlan, Step
 from gptoss_local.hardware.machine import Hardware
 
 _NINJA = re.compile(r"^\s*\[(\d+)/(\d+)\]")

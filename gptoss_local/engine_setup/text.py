@@ -6,8 +6,8 @@ import os
 import shlex
 from typing import Any
 
-from gptoss_local.engine_setup.plan import InstallPlan
 from gptoss_local.engine_setup.runner import StepProgress
+from gptoss_local.engine_setup.spec import InstallPlan
 
 
 def report_lines(report: dict[str, Any]) -> list[str]:
