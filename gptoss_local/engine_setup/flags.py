@@ -12,6 +12,11 @@ from gptoss_local.engine_setup.toolkit import PipToolkit, SystemToolkit
 
 
 def pip_toolkit(plan: InstallPlan, machine: Machine) -> None:
+    """Fill in the plan for NVIDIA's CUDA 13 pip packages, installed into the target first.
+
+    The wheels have no unversioned `.so` and keep libraries in `lib/` where nvcc looks in
+    `lib64/`, so CMake gets each library by full path and nvcc gets LIBRARY_PATH.
+    """
     tree = PipToolkit(Path(plan.target.platlib) / "nvidia" / "cu13", machine.windows)
     version = toolkit.PIP_CUDA_VERSION
     plan.toolkit_detail = f"NVIDIA's pip packages (CUDA {version}) in {tree.root}"
@@ -56,6 +61,7 @@ def pip_toolkit(plan: InstallPlan, machine: Machine) -> None:
 
 
 def system_toolkit(plan: InstallPlan, system: SystemToolkit, machine: Machine) -> None:
+    """Fill in the plan for a CUDA toolkit installed on the PC: CMake finds the rest itself."""
     plan.toolkit_detail = f"CUDA {system.version or '?'} at {system.root}"
     plan.cuda_version = system.version
     plan.cmake_args = _common_args(plan, system.nvcc, machine)
