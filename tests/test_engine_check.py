@@ -45,8 +45,21 @@ def test_fails_when_cuda_sees_no_device(gpu: Hardware) -> None:
 
 
 def test_fails_when_cuda_was_not_built_in(gpu: Hardware) -> None:
-    verdict = check.judge({"loaded": True, "gpu_offload": False}, gpu)
-    assert verdict.ok is False and "CUDA was not built in" in verdict.message
+    verdict = check.judge(
+        {"loaded": True, "gpu_offload": False, "system_info": "CPU : AVX2 = 1 |"}, gpu
+    )
+    assert verdict.ok is False and "has no CUDA" in verdict.message
+
+
+def test_a_cuda_build_that_cannot_use_the_gpu_says_why(gpu: Hardware) -> None:
+    out = "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient\n"
+    out += '{"loaded": true, "gpu_offload": false, "devices": [], "system_info": "CUDA : ARCHS = 890 |"}'
+    verdict = check.judge(check.parse(out), gpu)
+    assert verdict == check.Outcome(
+        False,
+        "The build has CUDA, architectures 890 but sees no GPU: ggml_cuda_init: failed to "
+        "initialize CUDA: CUDA driver version is insufficient",
+    )
 
 
 def test_fails_when_it_does_not_load(gpu: Hardware) -> None:
@@ -57,8 +70,13 @@ def test_fails_when_it_does_not_load(gpu: Hardware) -> None:
 
 
 def test_without_a_gpu_it_could_not_check_rather_than_fail(no_gpu: Hardware) -> None:
-    loads = check.judge({"loaded": True, "gpu_offload": True, "system_info": INFO}, no_gpu)
-    assert loads.ok is None and "no NVIDIA GPU here" in loads.message and "890" in loads.message
+    # A CUDA build without a GPU says gpu_offload false (seen on this CPU machine).
+    loads = check.judge({"loaded": True, "gpu_offload": False, "system_info": INFO}, no_gpu)
+    assert loads == check.Outcome(
+        None,
+        "Could not check GPU offload: no NVIDIA GPU here. The build loads and has CUDA, "
+        "architectures 890 built in.",
+    )
     no_driver = check.judge(
         {"loaded": False, "error": "OSError: libcuda.so.1: cannot open"}, no_gpu
     )
@@ -67,7 +85,11 @@ def test_without_a_gpu_it_could_not_check_rather_than_fail(no_gpu: Hardware) -> 
 
 def test_parse_takes_the_last_json_line_among_native_logs() -> None:
     out = 'ggml_cuda_init: no CUDA devices\n{"loaded": true, "gpu_offload": true}\n'
-    assert check.parse(out) == {"loaded": True, "gpu_offload": True}
+    assert check.parse(out) == {
+        "loaded": True,
+        "gpu_offload": True,
+        "cuda_init": ["ggml_cuda_init: no CUDA devices"],
+    }
     assert check.parse("Segmentation fault\n")["loaded"] is False
 
 

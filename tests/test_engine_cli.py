@@ -93,6 +93,9 @@ def test_advice_needs_a_gpu_and_a_cpu_only_engine(tmp_path: Path) -> None:
     with_ollama = advice.gpu_engine_advice(gpu, CPU_ONLY, ollama_installed=True)
     assert with_ollama is not None and with_ollama.endswith("--backend ollama.")
     assert advice.gpu_engine_advice(gpu, CUDA, True) is None
+    unusable = EngineStatus(True, "0.3.36", False, ("CUDA", "CPU"))
+    text = advice.gpu_engine_advice(gpu, unusable, False)
+    assert text is not None and "CUDA built in but cannot use the NVIDIA GPU" in text
     assert advice.gpu_engine_advice(none, CPU_ONLY, True) is None
 
 

@@ -59,6 +59,7 @@ def test_no_toolkit_uses_nvidias_pip_packages_in_the_target_environment(tmp_path
     assert f"-DCUDA_cublas_LIBRARY={tree}/lib/libcublas.so.13" in args
     assert "-DCUDA_cuda_driver_LIBRARY=/usr/lib/x86_64-linux-gnu/libcuda.so.1" in args
     assert "-DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++" in args
+    assert f"-DCMAKE_SHARED_LINKER_FLAGS=-Wl,-rpath,{tree}/lib" in args
     env = plan.env
     assert env["CUDACXX"] == f"{tree}/bin/nvcc" and env["CUDA_PATH"] == str(tree)
     assert env["PATH"].startswith(f"{tree}/bin") and env["LIBRARY_PATH"] == f"{tree}/lib"
@@ -67,6 +68,13 @@ def test_no_toolkit_uses_nvidias_pip_packages_in_the_target_environment(tmp_path
     assert build.env == env
     assert "--no-cache-dir" in build.argv and "--force-reinstall" in build.argv
     assert build.argv[-1] == "llama-cpp-python==0.3.36"  # the installed version, rebuilt
+    assert "--no-deps" in build.argv  # numpy & co. stay as they are
+
+
+def test_an_environment_without_the_engine_gets_its_dependencies_too(tmp_path: Path) -> None:
+    plan = make_plan(target(tmp_path, installed=None), pc([card("4090")]), machine=machine())
+    build = plan.steps[1].argv
+    assert "--no-deps" not in build and build[-1] == "llama-cpp-python>=0.3.36,<0.4"
 
 
 def test_without_the_driver_library_the_build_skips_cuda_vmm(tmp_path: Path) -> None:

@@ -22,11 +22,18 @@ def gpu_engine_advice(
     """
     if not hardware.gpus or engine.gpu_offload is not False:
         return None
-    lines = [
-        "This llama-cpp-python build is CPU-only, but an NVIDIA GPU is present: models would "
-        "run on the CPU, many times slower.",
-        f"Rebuild it for your GPU: `{INSTALL_COMMAND}` (add --dry-run to see the plan first).",
-    ]
+    if "CUDA" in engine.backends:  # built for CUDA, yet no usable device
+        lines = [
+            "This llama-cpp-python has CUDA built in but cannot use the NVIDIA GPU: the driver "
+            "may be too old for its CUDA runtime, or it was built for another architecture.",
+            f"See `gptoss-local engine`; rebuild for this GPU with `{INSTALL_COMMAND}`.",
+        ]
+    else:
+        lines = [
+            "This llama-cpp-python build is CPU-only, but an NVIDIA GPU is present: models "
+            "would run on the CPU, many times slower.",
+            f"Rebuild it for your GPU: `{INSTALL_COMMAND}` (add --dry-run to see the plan first).",
+        ]
     if ollama_installed:
         lines.append("Or use Ollama, which is installed here: --backend ollama.")
     return "\n".join(lines)

@@ -49,56 +49,66 @@ def argv(python: str) -> list[str]:
 
 
 def parse(output: str) -> dict[str, Any]:
-    """The check's JSON line (the last line that parses), or an error record."""
+    """The check's JSON line (the last line that parses), or an error record.
+
+    ggml's own complaints about CUDA (`ggml_cuda_init: ...`) among the output are kept under
+    `cuda_init`: they say why a CUDA build sees no GPU.
+    """
+    complaints = [line.strip() for line in output.splitlines() if "ggml_cuda_init" in line]
     for line in reversed(output.strip().splitlines()):
         try:
             value = json.loads(line)
         except ValueError:
             continue
         if isinstance(value, dict):
-            return value
-    return {"loaded": False, "error": "the check printed no result"}
+            return {**value, "cuda_init": complaints}
+    return {"loaded": False, "error": "the check printed no result", "cuda_init": complaints}
 
 
 def judge(result: dict[str, Any], hardware: Hardware) -> Outcome:
-    """Turn the check's result into a verdict, knowing whether this PC has an NVIDIA GPU."""
+    """Turn the check's result into a verdict, knowing whether this PC has an NVIDIA GPU.
+
+    `llama_supports_gpu_offload()` is false for a CUDA build that finds no usable GPU, so
+    whether CUDA was built in is read from the system info ('CUDA : ARCHS = 890 | ...').
+    """
     no_gpu = not hardware.gpus
     if not result.get("loaded"):
         error = result.get("error", "unknown error")
         if no_gpu and "libcuda" in error:
             return Outcome(
                 None,
-                "Could not check GPU offload: there is no NVIDIA driver "
-                f"here (libcuda), which the build needs to load ({error}).",
+                "Could not check GPU offload: there is no NVIDIA driver here "
+                f"(libcuda), which the build needs to load ({error}).",
             )
         return Outcome(False, f"The new build does not load: {error}")
-    if not result.get("gpu_offload"):
+    info = result.get("system_info", "")
+    if "CUDA :" not in info and not result.get("gpu_offload"):
         return Outcome(
             False,
-            "The new build has no GPU offload: CUDA was not built in (see "
-            "the log for CMake's messages about CUDA).",
+            "The new build has no CUDA: it was not built in (see the log "
+            "for CMake's messages about CUDA).",
         )
-    archs = cuda_archs(result.get("system_info", ""))
-    built = f" (CUDA, architectures {', '.join(archs)})" if archs else " (CUDA)"
+    archs = cuda_archs(info)
+    built = f"CUDA, architectures {', '.join(archs)}" if archs else "CUDA"
     if no_gpu:
         return Outcome(
             None,
-            f"Could not check GPU offload: no NVIDIA GPU here. The build "
-            f"loads and has GPU offload{built}.",
+            "Could not check GPU offload: no NVIDIA GPU here. The build "
+            f"loads and has {built} built in.",
         )
     devices = result.get("devices")
-    if devices is None:
+    if result.get("gpu_offload") and devices is None:
         return Outcome(
-            True, f"The build loads with GPU offload{built}; its devices could not be listed here."
+            True,
+            f"The build loads with GPU offload ({built}); its devices could not be listed here.",
         )
-    if not devices:
-        return Outcome(
-            False,
-            f"The build has GPU offload{built} but sees no GPU: the driver "
-            "may be too old for its CUDA version, or the architecture does "
-            "not match the card (see --arch).",
+    if not result.get("gpu_offload") or not devices:
+        why = "; ".join(result.get("cuda_init") or []) or (
+            "the driver may be too old for its CUDA version, or the architecture does not "
+            "match the card (see --arch)"
         )
-    return Outcome(True, f"GPU offload works{built}: {', '.join(devices)}.")
+        return Outcome(False, f"The build has {built} but sees no GPU: {why}")
+    return Outcome(True, f"GPU offload works ({built}): {', '.join(devices)}.")
 
 
 def cuda_archs(system_info: str) -> list[str]:

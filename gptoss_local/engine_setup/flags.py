@@ -42,6 +42,10 @@ def pip_toolkit(plan: InstallPlan, machine: Machine) -> None:
                 "No NVIDIA driver library (libcuda.so.1) here: built without CUDA virtual "
                 "memory (GGML_CUDA_NO_VMM), which costs a little memory efficiency."
             )
+        # llama-cpp-python sets its libraries' RUNPATH to $ORIGIN only; this puts the pip
+        # CUDA folder in front, so `import llama_cpp` works outside gptoss-local too.
+        if " " not in str(tree.lib_dir):
+            args.append(f"-DCMAKE_SHARED_LINKER_FLAGS=-Wl,-rpath,{_p(tree.lib_dir)}")
     plan.cmake_args = _common_args(plan, tree.nvcc, machine) + tuple(args)
     env = {"CUDACXX": str(tree.nvcc), "CUDA_PATH": str(tree.root), "CUDA_HOME": str(tree.root)}
     env["PATH"] = os.pathsep.join([str(tree.nvcc.parent), machine.env.get("PATH", "")])

@@ -175,19 +175,11 @@ def _check_pip_toolkit(archs: tuple[str, ...], hardware: Hardware, problems: lis
 
 
 def _build_and_check(plan: InstallPlan) -> list[Step]:
-    build = (
-        plan.target.python,
-        "-m",
-        "pip",
-        "install",
-        "--verbose",
-        "--force-reinstall",
-        "--no-deps",
-        "--no-cache-dir",
-        "--no-binary",
-        DISTRIBUTION,
-        plan.requirement,
-    )
+    # --force-reinstall alone would rebuild numpy & co. too; an environment without
+    # llama-cpp-python yet still needs them, so only an existing install keeps --no-deps.
+    keep_deps = ("--no-deps",) if plan.target.installed else ()
+    pip = (plan.target.python, "-m", "pip", "install", "--verbose", "--force-reinstall")
+    build = (*pip, *keep_deps, "--no-cache-dir", "--no-binary", DISTRIBUTION, plan.requirement)
     what = f"CUDA, compute {', '.join(plan.archs) or '?'}"
     return [
         Step("build", f"Build {DISTRIBUTION} ({what})", build, plan.env),

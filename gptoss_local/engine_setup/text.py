@@ -19,7 +19,7 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     cuda = report["cuda"]
     lines = [
         f"llama-cpp-python {llama['version']}  ({report['environment']})",
-        f"GPU offload  {'yes' if offload else 'no (CPU-only build)'}",
+        f"GPU offload  {_offload(offload, cuda['built'])}",
         f"backends     {', '.join(report['backends']) or 'unknown'}",
     ]
     if cuda["built"]:
@@ -33,6 +33,12 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     if cuda["preloaded"]:
         lines.append("pip CUDA     " + "\n             ".join(cuda["preloaded"]))
     return lines
+
+
+def _offload(offload: bool | None, cuda: bool) -> str:
+    if offload:
+        return "yes"
+    return "no: CUDA is built in, but no usable GPU was found" if cuda else "no (CPU-only build)"
 
 
 def plan_lines(plan: InstallPlan) -> list[str]:
