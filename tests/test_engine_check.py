@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,9 @@ def test_fails_when_cuda_was_not_built_in(gpu: Hardware) -> None:
 
 def test_a_cuda_build_that_cannot_use_the_gpu_says_why(gpu: Hardware) -> None:
     out = "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient\n"
-    out += '{"loaded": true, "gpu_offload": false, "devices": [], "system_info": "CUDA : ARCHS = 890 |"}'
+    out += json.dumps(
+        {"loaded": True, "gpu_offload": False, "devices": [], "system_info": "CUDA : ARCHS = 890 |"}
+    )
     verdict = check.judge(check.parse(out), gpu)
     assert verdict == check.Outcome(
         False,
