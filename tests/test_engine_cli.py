@@ -118,3 +118,21 @@ def test_first_run_facts_carry_the_advice(tmp_path: Path) -> None:
     assert lines[-2] == "  Rebuild it for your GPU: `gptoss-local engine install --cuda` (add " \
         "--dry-run to see the plan first)."  # fmt: skip
     assert lines[-1] == "  Or use Ollama, which is installed here: --backend ollama."
+
+
+def test_the_cuda_runtime_loaded_is_read_from_the_process_maps(tmp_path: Path) -> None:
+    from gptoss_local.engine_setup.report import loaded_cuda_libraries, runtime_version
+
+    lib = "/venv/lib/python3.11/site-packages/nvidia/cu13/lib"
+    maps = tmp_path / "maps"
+    maps.write_text(
+        f"7f00-7f01 r--p 00000000 fd:01 11 {lib}/libcudart.so.13\n"
+        f"7f01-7f02 r-xp 00001000 fd:01 11 {lib}/libcudart.so.13\n"
+        f"7f02-7f03 r--p 00000000 fd:01 12 {lib}/libcublasLt.so.13\n"
+        "7f03-7f04 r--p 00000000 fd:01 13 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+        "7f04-7f05 rw-p 00000000 00:00 0 \n"
+    )
+    found = loaded_cuda_libraries(maps)
+    assert found == [f"{lib}/libcudart.so.13", f"{lib}/libcublasLt.so.13"]
+    assert loaded_cuda_libraries(tmp_path / "absent") == []
+    assert runtime_version(None) is None and runtime_version(str(tmp_path / "nope.so")) is None
