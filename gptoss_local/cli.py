@@ -30,6 +30,7 @@ HANDLERS = {
     "chat": "gptoss_local.commands.chat:run_chat",
     "tools": "gptoss_local.commands.tools:run_tools",
     "serve": "gptoss_local.commands.serve:run_serve",
+    "engine": "gptoss_local.commands.engine:run_engine",
 }
 
 
@@ -102,6 +103,16 @@ def build_parser() -> argparse.ArgumentParser:
             description="List every tool the model can be offered: the built-in python tool "
             "(and what its sandbox enforces here) and the tools of the MCP servers in mcp.json "
             "in the config folder; or call one directly with `tools call NAME JSON`.",
+        )
+    )
+    arguments.engine_arguments(
+        commands.add_parser(
+            "engine",
+            help="show what the llama.cpp engine is built with; `engine install --cuda` "
+            "rebuilds it for the GPU",
+            description="Show the installed llama-cpp-python: version, GPU offload, backends, "
+            "CUDA architectures and runtime. `engine install --cuda` rebuilds it for this PC's "
+            "GPU.",
         )
     )
     return parser

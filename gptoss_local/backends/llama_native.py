@@ -12,6 +12,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from gptoss_local.backends import llama_runtime
+
 _LOG_LEVELS = {0: "NONE", 1: "DEBUG", 2: "INFO", 3: "WARN", 4: "ERROR", 5: "CONT"}
 # One line per tensor in every layer below N: llama.cpp's own `--n-cpu-moe N` pattern.
 EXPERT_PATTERN = r"blk\.{layer}\.ffn_(up|down|gate|gate_up)_(ch|)exps"
@@ -22,7 +24,12 @@ _backend_ready = False
 
 
 def lib() -> Any:
-    """The low-level bindings module, imported on first use (it loads the native library)."""
+    """The low-level bindings module, imported on first use (it loads the native library).
+
+    A build against NVIDIA's pip CUDA packages first gets their libraries loaded
+    (`llama_runtime.prepare`).
+    """
+    llama_runtime.prepare()
     import llama_cpp.llama_cpp as bindings
 
     return bindings

@@ -5,9 +5,9 @@ series with gpt-oss). Otherwise `ollama serve` is started on 127.0.0.1 and a fre
 `logs_dir()/ollama.log`. Something else on the port is named and left alone, never killed.
 
 No orphans: the daemon gets its own process group and, on Linux, PR_SET_PDEATHSIG, so it is
-sent SIGTERM when gptoss-local dies, even by kill -9. The Windows equivalent (a job object with
-JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE) is planned, not done: there a killed gptoss-local leaves the
-daemon running.
+sent SIGTERM when gptoss-local dies, even by kill -9. On Windows it is put into a job object with
+JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE (`win_job`), which Windows closes, killing the daemon, when
+gptoss-local's process ends however it ends.
 """
 
 from __future__ import annotations

@@ -231,3 +231,35 @@ def tools_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", default=argparse.SUPPRESS,
         help="print the result as one JSON object",
     )  # fmt: skip
+
+
+def engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `engine` and its subcommand `install`."""
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    actions = parser.add_subparsers(dest="engine_command", metavar="{install}")
+    install = actions.add_parser(
+        "install",
+        help="rebuild llama-cpp-python for this PC's NVIDIA GPU (--cuda)",
+        description="Rebuild llama-cpp-python inside gptoss-local's own environment with CUDA, "
+        "for the detected GPU's architecture only. Without a CUDA toolkit on the PC, NVIDIA's "
+        "pip packages (CUDA 13) serve as one. Needs a C++ compiler (MSVC on Windows).",
+    )
+    install.add_argument("--cuda", action="store_true", help="build with CUDA (required)")
+    install.add_argument(
+        "--arch", metavar="N",
+        help="compute capability to build for, e.g. 89 or 8.9 (default: the GPUs found)",
+    )  # fmt: skip
+    install.add_argument(
+        "--toolkit", choices=("auto", "system", "pip"), default="auto",
+        help="CUDA toolkit: the one installed (system), NVIDIA's pip packages (pip), or the "
+        "installed one when it can build for the GPU, else pip's (auto, the default)",
+    )  # fmt: skip
+    install.add_argument(
+        "--python", metavar="PATH",
+        help="the interpreter whose environment to rebuild (default: gptoss-local's own)",
+    )  # fmt: skip
+    install.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    install.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS,
+        help="with --dry-run: the plan as one JSON document",
+    )  # fmt: skip

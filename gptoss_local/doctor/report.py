@@ -12,7 +12,8 @@ from typing import Any
 from gptoss_local import catalog as catalog_mod
 from gptoss_local import paths
 from gptoss_local.backends.ollama_status import ollama_status
-from gptoss_local.hardware.engine import EngineStatus, cuda_rebuild_hint, engine_status
+from gptoss_local.engine_setup.advice import gpu_engine_advice, ollama_installed
+from gptoss_local.hardware.engine import EngineStatus, engine_status
 from gptoss_local.hardware.machine import Hardware, probe
 from gptoss_local.kinds import TRAITS, BackendName
 from gptoss_local.plan.planner import Plan, plan
@@ -24,21 +25,23 @@ def gather(wishes: Wishes, nvml: Any = None) -> tuple[Hardware, EngineStatus, Pl
     hardware = probe(nvml)
     engine = engine_status()
     the_plan = plan(hardware, catalog_mod.load(), wishes)
-    return hardware, engine, the_plan, engine_warnings(hardware, engine, wishes.backend)
+    warnings = engine_warnings(hardware, engine, wishes.backend, ollama_installed())
+    return hardware, engine, the_plan, warnings
 
 
-def engine_warnings(hardware: Hardware, engine: EngineStatus, backend: BackendName) -> list[str]:
-    """Loud warnings about the engine: missing, broken, or CPU-only beside an NVIDIA GPU."""
+def engine_warnings(
+    hardware: Hardware, engine: EngineStatus, backend: BackendName, ollama: bool = False
+) -> list[str]:
+    """Loud warnings about the engine: missing, broken, or CPU-only beside an NVIDIA GPU.
+
+    `ollama`: whether Ollama is installed (then the CPU-only warning offers it too).
+    """
     if not TRAITS[backend].in_process:  # another program's build is not ours to judge
         return []
     if not engine.installed or engine.error:
         return [f"{engine.error}. Reinstall gptoss-local, or use --backend ollama."]
-    if hardware.gpus and engine.gpu_offload is False:
-        return [
-            "This llama-cpp-python build is CPU-only, but an NVIDIA GPU is present: models would "
-            "run on the CPU, many times slower.\n" + cuda_rebuild_hint()
-        ]
-    return []
+    advice = gpu_engine_advice(hardware, engine, ollama)
+    return [advice] if advice else []
 
 
 def report(

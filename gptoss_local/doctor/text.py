@@ -81,6 +81,8 @@ def _engine_line(engine: EngineStatus) -> str:
     if not engine.installed or engine.error:
         return f"llama-cpp-python: {engine.error}"
     gpu = "yes" if engine.gpu_offload else "NO (CPU-only build)"
+    if not engine.gpu_offload and "CUDA" in engine.backends:
+        gpu = "NO (CUDA built in, but no usable GPU)"
     backends = ", ".join(engine.backends) or "unknown"
     return f"llama-cpp-python {engine.version}  ·  GPU offload: {gpu}  ·  backends: {backends}"
 

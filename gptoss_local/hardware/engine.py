@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gptoss_local.backends.llama_native import route_logs
+from gptoss_local.backends.llama_native import lib, route_logs
 
 DISTRIBUTION = "llama-cpp-python"
 REQUIREMENT = "llama-cpp-python>=0.3.36,<0.4"
@@ -35,27 +35,13 @@ def engine_status() -> EngineStatus:
     except PackageNotFoundError:
         return EngineStatus(False, None, None, (), f"{DISTRIBUTION} is not installed")
     try:
-        import llama_cpp
-
+        llama = lib()  # the pip CUDA runtime's libraries are loaded first, where there are some
         route_logs(None)  # the first call initialises CUDA, which logs; keep that off the terminal
-        offload = bool(llama_cpp.llama_supports_gpu_offload())
-        info = llama_cpp.llama_print_system_info().decode(errors="replace")
+        offload = bool(llama.llama_supports_gpu_offload())
+        info = llama.llama_print_system_info().decode(errors="replace")
     except Exception as exc:  # a broken native library raises OSError, RuntimeError, ...
         return EngineStatus(
             True, installed_version, None, (), f"{DISTRIBUTION} failed to load: {exc}"
         )
     backends = tuple(part.split(":")[0].strip() for part in info.split("|") if ":" in part)
     return EngineStatus(True, installed_version, offload, tuple(dict.fromkeys(backends)))
-
-
-def cuda_rebuild_hint() -> str:
-    """How to replace a CPU-only llama-cpp-python inside the pipx environment with a CUDA build."""
-    command = (
-        "pipx runpip gptoss-local install --force-reinstall --no-cache-dir --no-deps "
-        f'"{REQUIREMENT}"'
-    )
-    return (
-        "Rebuild llama-cpp-python with CUDA (needs the CUDA toolkit and a C++ compiler):\n"
-        f'  Linux:   CMAKE_ARGS="-DGGML_CUDA=on" {command}\n'
-        f'  Windows: $env:CMAKE_ARGS="-DGGML_CUDA=on"; {command}'
-    )

@@ -17,6 +17,7 @@ from pathlib import Path
 from gptoss_local import catalog as catalog_mod
 from gptoss_local import config, paths
 from gptoss_local.catalog import Catalog, ModelSpec
+from gptoss_local.engine_setup.advice import check_engine
 from gptoss_local.hardware.machine import Hardware, probe
 from gptoss_local.plan.planner import Plan, plan
 from gptoss_local.plan.wishes import Wishes
@@ -64,6 +65,8 @@ class Setup:
         settings: The settings file's defaults.
         wishes: The command line over the settings file (`plan.wishes.wishes_from`).
         first_run: Whether this is the first run (the settings file does not exist).
+        engine_advice: What to do about a CPU-only engine beside an NVIDIA GPU, if that is so
+            (`engine_setup.advice.check_engine`).
     """
 
     def __init__(
@@ -73,15 +76,19 @@ class Setup:
         settings: config.Settings,
         wishes: Wishes,
         first_run: bool,
+        engine_advice: str | None = None,
     ) -> None:
         self.hardware, self.catalog, self.settings = hardware, catalog, settings
         self.wishes, self.first_run = wishes, first_run
+        self.engine_advice = engine_advice
 
     @classmethod
     def probe(cls, wishes: Wishes, settings: config.Settings) -> Setup:
         """Probe this machine and read the manifest; `settings` is the settings file read."""
         first_run = not paths.settings_file().exists()
-        return cls(probe(), catalog_mod.load(), settings, wishes, first_run)
+        hardware = probe()
+        advice = check_engine(hardware)
+        return cls(hardware, catalog_mod.load(), settings, wishes, first_run, advice)
 
     @property
     def model_path(self) -> Path | None:

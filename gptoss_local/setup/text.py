@@ -14,11 +14,14 @@ from gptoss_local.units import size_text
 CONTEXTS = (4_096, 8_192, 16_384, 32_768, 65_536, 131_072)
 
 
-def hardware_lines(hardware: Hardware) -> list[str]:
-    """GPUs, RAM and disk, as `doctor` shows them."""
-    return [line.strip() for line in doctor_text.gpu_lines(hardware)] + [
-        line.strip() for line in doctor_text.system_lines(hardware)
-    ]
+def hardware_lines(hardware: Hardware, engine_advice: str | None = None) -> list[str]:
+    """GPUs, RAM and disk, as `doctor` shows them; then the engine advice, if there is one."""
+    lines = [line.strip() for line in doctor_text.gpu_lines(hardware)]
+    lines += [line.strip() for line in doctor_text.system_lines(hardware)]
+    if engine_advice:
+        first, *rest = engine_advice.splitlines()
+        lines += [f"! {first}", *[f"  {line}" for line in rest]]
+    return lines
 
 
 def plan_lines(plan: Plan) -> list[str]:

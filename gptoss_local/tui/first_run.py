@@ -80,8 +80,8 @@ class FirstRunScreen(Screen[Ready | None]):
                 yield Static("Welcome to gptoss-local", classes="heading")
                 yield Static(INTRO, classes="facts")
             yield Static("This PC", classes="heading")
-            yield Static("\n".join(text.hardware_lines(setup.hardware)), classes="facts",
-                         markup=False)  # fmt: skip
+            yield Static("\n".join(text.hardware_lines(setup.hardware, setup.engine_advice)),
+                         classes="facts", markup=False)  # fmt: skip
             yield Static("The plan", classes="heading")
             yield Static(id="plan", classes="facts", markup=False)
             with Horizontal(classes="choices"):

@@ -1,0 +1,55 @@
+"""What to tell someone whose llama-cpp-python is CPU-only on a PC with an NVIDIA GPU."""
+
+from __future__ import annotations
+
+from gptoss_local.backends.base import BackendError
+from gptoss_local.backends.ollama_daemon import find_executable
+from gptoss_local.hardware.engine import EngineStatus, engine_status
+from gptoss_local.hardware.machine import Hardware
+
+INSTALL_COMMAND = "gptoss-local engine install --cuda"
+
+
+def gpu_engine_advice(
+    hardware: Hardware, engine: EngineStatus, ollama_installed: bool
+) -> str | None:
+    """The advice when NVML sees an NVIDIA GPU and the engine cannot offload to it, else None.
+
+    Args:
+        hardware: What `hardware.probe()` found.
+        engine: What `engine_status()` found.
+        ollama_installed: Whether an `ollama` executable is here (then it is offered too).
+    """
+    if not hardware.gpus or engine.gpu_offload is not False:
+        return None
+    if "CUDA" in engine.backends:  # built for CUDA, yet no usable device
+        lines = [
+            "This llama-cpp-python has CUDA built in but cannot use the NVIDIA GPU: the driver "
+            "may be too old for its CUDA runtime, or it was built for another architecture.",
+            f"See `gptoss-local engine`; rebuild for this GPU with `{INSTALL_COMMAND}`.",
+        ]
+    else:
+        lines = [
+            "This llama-cpp-python build is CPU-only, but an NVIDIA GPU is present: models "
+            "would run on the CPU, many times slower.",
+            f"Rebuild it for your GPU: `{INSTALL_COMMAND}` (add --dry-run to see the plan first).",
+        ]
+    if ollama_installed:
+        lines.append("Or use Ollama, which is installed here: --backend ollama.")
+    return "\n".join(lines)
+
+
+def ollama_installed() -> bool:
+    """Whether an `ollama` executable is on PATH or in its usual install location."""
+    try:
+        find_executable()
+    except BackendError:
+        return False
+    return True
+
+
+def check_engine(hardware: Hardware) -> str | None:
+    """`gpu_engine_advice` for this PC; loads llama-cpp-python only when there is a GPU."""
+    if not hardware.gpus:
+        return None
+    return gpu_engine_advice(hardware, engine_status(), ollama_installed())
