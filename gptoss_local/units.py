@@ -1,4 +1,4 @@
-"""Byte counts as people read them."""
+"""Byte counts and durations as people read them."""
 
 from __future__ import annotations
 
@@ -18,3 +18,13 @@ def size_text(n: float) -> str:
 def gib(n: float) -> str:
     """Bytes as GiB with one decimal, e.g. '11.3 GiB' (also for small amounts: '0.4 GiB')."""
     return f"{n / GIB:.1f} GiB"
+
+
+def duration(seconds: float) -> str:
+    """'45 s', '3 min 5 s', '1 h 12 min'."""
+    seconds = max(0, int(seconds))
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"

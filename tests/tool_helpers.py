@@ -66,6 +66,9 @@ class Steered:
         self.capabilities = backend.capabilities
         self.seen: list[Conversation] = []
 
+    def __getattr__(self, name: str) -> object:  # info, prefill, close: the engine's own
+        return getattr(self.backend, name)
+
     def stream(
         self,
         conversation: Conversation,

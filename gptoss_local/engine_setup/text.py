@@ -8,6 +8,7 @@ from typing import Any
 
 from gptoss_local.engine_setup.runner import StepProgress
 from gptoss_local.engine_setup.spec import InstallPlan
+from gptoss_local.units import duration
 
 
 def report_lines(report: dict[str, Any]) -> list[str]:
@@ -77,13 +78,3 @@ def progress_line(progress: StepProgress) -> str:
     if progress.finished:
         line += " · done"
     return line
-
-
-def duration(seconds: float) -> str:
-    """'45 s', '3 min 5 s', '1 h 12 min'."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"

@@ -9,7 +9,7 @@ from gptoss_local.kinds import TRAITS
 from gptoss_local.plan.planner import Plan
 from gptoss_local.setup.first_run import Weights
 from gptoss_local.store.progress import Progress
-from gptoss_local.units import size_text
+from gptoss_local.units import duration, size_text
 
 CONTEXTS = (4_096, 8_192, 16_384, 32_768, 65_536, 131_072)
 
@@ -67,16 +67,6 @@ def download_line(progress: Progress) -> str:
         left = (progress.total - progress.done) / progress.speed
         line += f" · {size_text(progress.speed)}/s · {duration(left)} left"
     return line
-
-
-def duration(seconds: float) -> str:
-    """'45 s', '3 min 5 s', '1 h 12 min'."""
-    seconds = max(0, int(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
 
 
 def model_options(catalog: Catalog, plan_model: str | None) -> list[tuple[str, str]]:

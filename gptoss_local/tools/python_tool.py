@@ -8,13 +8,11 @@ really off. The session (`python_session.py`) starts with the first call.
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
 
 from gptoss_local.harmony import BuiltinTool
 from gptoss_local.tools.python_session import PythonSession
 from gptoss_local.tools.result import ToolOutput
-from gptoss_local.tools.sandbox import Sandbox, detect
 
 NAME = "python"
 
@@ -40,27 +38,12 @@ def describe(*, timeout: float, folder: str, network_blocked: bool) -> str:
 
 
 class PythonTool:
-    """The python tool of one chat (or one run): a lazily started `PythonSession`.
+    """The python tool of one chat (or one run) around its lazily started `PythonSession`
+    (scratch folder, time and memory limits, sandbox)."""
 
-    Args:
-        scratch: The chat's scratch folder.
-        timeout: Seconds per call.
-        memory_mb: The worker's memory limit in MiB (0: none).
-        sandbox: How to isolate the worker; default the best this computer offers.
-    """
-
-    def __init__(
-        self,
-        scratch: Path,
-        *,
-        timeout: float = 30.0,
-        memory_mb: int = 4096,
-        sandbox: Sandbox | None = None,
-    ) -> None:
-        self.sandbox = sandbox or detect()
-        self.session = PythonSession(
-            scratch, timeout=timeout, memory_mb=memory_mb, sandbox=self.sandbox
-        )
+    def __init__(self, session: PythonSession) -> None:
+        self.session = session
+        self.sandbox = session.sandbox
 
     @property
     def builtin(self) -> BuiltinTool:

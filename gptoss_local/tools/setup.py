@@ -9,6 +9,7 @@ from gptoss_local.config import Settings
 from gptoss_local.tools.errors import McpConfigError
 from gptoss_local.tools.mcp_client import McpHub
 from gptoss_local.tools.mcp_config import load_servers
+from gptoss_local.tools.python_session import PythonSession
 from gptoss_local.tools.python_tool import PythonTool
 from gptoss_local.tools.registry import ToolRegistry
 
@@ -22,9 +23,11 @@ def scratch_dir(label: str) -> Path:
 def python_tool(settings: Settings, label: str) -> PythonTool:
     """A python tool with the settings' limits and the scratch folder of `label`."""
     return PythonTool(
-        scratch_dir(label),
-        timeout=float(settings.python_timeout),
-        memory_mb=settings.python_memory_mb,
+        PythonSession(
+            scratch_dir(label),
+            timeout=float(settings.python_timeout),
+            memory_mb=settings.python_memory_mb,
+        )
     )
 
 

@@ -127,7 +127,7 @@ def test_long_output_keeps_its_start_and_end(session: PythonSession) -> None:
 
 
 def test_the_tool_cuts_its_result_for_the_model(tmp_path: Path) -> None:
-    tool = PythonTool(tmp_path / "s", timeout=5)
+    tool = PythonTool(PythonSession(tmp_path / "s", timeout=5))
     try:
         out = tool.call({"code": "print('x' * 50_000)"})
         assert out.truncated and "characters cut" in out.content and len(out.content) < 13_000
@@ -227,7 +227,7 @@ def test_bwrap_confines_the_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_the_description_says_what_is_enforced(sandbox: Sandbox, tmp_path: Path) -> None:
-    tool = PythonTool(tmp_path / "s", timeout=30, sandbox=sandbox)
+    tool = PythonTool(PythonSession(tmp_path / "s", timeout=30, sandbox=sandbox))
     text = tool.builtin.description
     assert "time out after 30.0 seconds" in text and "stateful Jupyter notebook" in text
     if sandbox.kind == "bwrap":

@@ -71,25 +71,12 @@ async def test_the_first_reply_reuses_what_was_prefilled_after_the_load(
     assert answer.stats.evaluated_tokens < answer.stats.prompt_tokens - 20
 
 
-class _SteeredTurns:
-    """The backend whose replies take one set of llama.cpp options per turn, in order."""
-
-    def __init__(self, backend: LlamaCppBackend) -> None:
-        self.backend, self.options = backend, list(steered_turns(backend).options)
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.backend, name)
-
-    def stream(self, conversation, settings, cancel=None):  # type: ignore[no-untyped-def]
-        return self.backend.stream(conversation, settings, cancel, self.options.pop(0))
-
-
 async def test_the_model_calls_python_in_the_chat_once_allowed(
     engine: LlamaCppBackend, history: History
 ) -> None:
     settings = Settings(python_timeout=20)
     tools = ChatTools(python=lambda chat_id: python_tool(settings, f"engine-chat-{chat_id}"))
-    app = make_app(history, lambda _progress: _SteeredTurns(engine),  # type: ignore[arg-type,return-value]
+    app = make_app(history, lambda _progress: steered_turns(engine),  # type: ignore[arg-type,return-value]
                    GenerationSettings(max_tokens=64), tools=tools)  # fmt: skip
     try:
         async with app.run_test() as pilot:
