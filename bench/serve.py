@@ -13,7 +13,7 @@ Our server runs in a process of its own (`--serve`, the same Service and HTTP se
 requests queue, as ours) and `-np N` (N sequences decoded together).
 
 Run: python bench/serve.py MODEL.gguf [--clients 1 4 8] [--turns 3] [--tokens 64]
-     [--llama-server PATH] [--gpu-layers 0] [--out FILE]
+     [--llama-server PATH] [--gpu-layers 0] [--cache-ram 4096] [--out FILE]
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ TEXT = ("The harbour town wakes early: boats go out before dawn, the market open
         "by noon the fish is sold. ") * 6  # fmt: skip
 
 
-def serve(model: Path, port: int, context: int, gpu_layers: int) -> None:
-    """Our server on `port`, every reply exactly as long as asked (end tokens banned)."""
+def serve(model: Path, port: int, context: int, gpu_layers: int, cache_ram: int) -> None:
+    """Our server on `port`, every reply exactly as long as asked (end tokens banned), with
+    `cache_ram` MiB for conversations waiting their turn, as `gptoss-local serve --cache-ram`."""
     from gptoss_local.backends.base import GenerationSettings
     from gptoss_local.backends.llama_cpp import LlamaCppBackend
     from gptoss_local.backends.llama_load import LoadSettings
@@ -55,6 +56,7 @@ def serve(model: Path, port: int, context: int, gpu_layers: int) -> None:
     ends = ("<|return|>", "<|call|>", "<|endoftext|>")
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ends)
     backend.options = LlamaOptions(logit_bias=ban, backend_sampling=gpu_layers != 0)
+    backend.keep_conversations(cache_ram << 20)
     service = Service(backend, ("bench",), GenerationSettings())
     import logging
 
@@ -166,7 +168,8 @@ def measure_ours(args: argparse.Namespace) -> list[dict]:
     """Our server, in a process of its own."""
     port = free_port()
     command = [sys.executable, __file__, str(args.model), "--serve", str(port),
-               "--context", str(args.context), "--gpu-layers", str(args.gpu_layers)]  # fmt: skip
+               "--context", str(args.context), "--gpu-layers", str(args.gpu_layers),
+               "--cache-ram", str(args.cache_ram)]  # fmt: skip
     return measure("gptoss-local serve (queue)", command, port, args)
 
 
@@ -196,6 +199,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--context", type=int, default=4096, help="per conversation")
     parser.add_argument("--gpu-layers", type=int, default=0)
+    parser.add_argument("--cache-ram", type=int, default=4096, metavar="MIB",
+                        help="our server's RAM for waiting conversations (0: none)")  # fmt: skip
     parser.add_argument("--llama-server", type=Path, help="llama-server binary to compare with")
     parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                         help="an extra llama-server argument (repeatable)")  # fmt: skip
@@ -205,7 +210,7 @@ def main() -> None:
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.model, args.serve, args.context, args.gpu_layers)
+        serve(args.model, args.serve, args.context, args.gpu_layers, args.cache_ram)
         return
     args.load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     servers: list[Callable[[], list[dict]]] = [partial(measure_ours, args)]
@@ -229,7 +234,8 @@ def render(rows: list[dict], args: argparse.Namespace) -> str:
     lines = [
         f"command: python bench/serve.py {args.model.name} --clients "
         f"{' '.join(map(str, args.clients))} --turns {args.turns} --tokens {args.tokens} "
-        f"--context {args.context} --gpu-layers {args.gpu_layers} --repeats {args.repeats}"
+        f"--context {args.context} --gpu-layers {args.gpu_layers} --cache-ram {args.cache_ram} "
+        f"--repeats {args.repeats}"
         + (" --llama-server PATH" if args.llama_server else "")
         + "".join(f" --server-arg={a}" for a in args.server_arg),
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs; Python "

@@ -29,6 +29,7 @@ from gptoss_local.backends.llama_load import LoadSettings, load
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.sampling import KeptSampler
+from gptoss_local.backends.saved_states import StateShelf
 from gptoss_local.backends.token_loop import TokenLoop
 from gptoss_local.events import Event
 from gptoss_local.harmony import render_next_turn_prefix, render_prompt
@@ -108,6 +109,12 @@ class LlamaCppBackend:
         return BackendInfo(
             "llamacpp", self._name, placement, s.context, {"threads": str(self._native.threads)}
         )
+
+    def keep_conversations(self, max_bytes: int) -> None:
+        """Keep up to `max_bytes` of RAM of other conversations' caches, so that turns of
+        several conversations taking turns (`serve`) each reuse their own prefix; 0: none."""
+        with self._lock:
+            self.cache.shelf = StateShelf(max_bytes) if max_bytes > 0 else None
 
     def tokenize(self, text: str, special: bool = True) -> list[int]:
         """Text to token ids with this model's vocabulary."""

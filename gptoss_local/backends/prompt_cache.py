@@ -5,61 +5,74 @@ the rest. gpt-oss's sliding-window layers keep only the last window of cells (`s
 so after a long reply the cells just before the prefix's end may be gone: for that case a
 checkpoint of the window layers is saved at the end of each prompt, and restored when the next
 prompt diverges from what follows it (the usual case: the last reply's analysis is dropped).
+
+With a `StateShelf`, a prompt that does not continue the conversation in the cache (another
+client's, in `serve`) first puts that conversation's cache on the shelf, and takes back its
+own if it is there (see `saved_states`).
 """
 
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
 from typing import Any
 
 from gptoss_local.backends import llama_native as native
+from gptoss_local.backends.saved_states import CacheState, Checkpoint, StateShelf
 
 MAX_CHECKPOINTS = 4
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """The window layers' cells when the cache held exactly `n_tokens` tokens."""
-
-    n_tokens: int
-    data: Any  # ctypes uint8 array
+# Below this many tokens, a state is not worth a copy to RAM and back: evaluating them is as quick.
+MIN_SHELVED_GAIN = 32
 
 
 class PromptCache:
-    """Which tokens the KV cache of sequence 0 holds, and how to keep a prefix of them."""
+    """Which tokens the KV cache of sequence 0 holds, and how to keep a prefix of them.
 
-    def __init__(self, context: Any, sliding_window: int) -> None:
+    Args:
+        context: The llama.cpp context.
+        sliding_window: The model's attention window (0: none).
+        shelf: Where other conversations' caches wait; None keeps only the one in the cache.
+    """
+
+    def __init__(self, context: Any, sliding_window: int, shelf: StateShelf | None = None) -> None:
         self._context = context
         self._window = sliding_window
-        self.tokens: list[int] = []
-        self._checkpoints: list[Checkpoint] = []
+        self.shelf = shelf
+        self._live = CacheState()
+
+    @property
+    def tokens(self) -> list[int]:
+        """The tokens the cache holds, in order (extended in place as tokens are evaluated)."""
+        return self._live.tokens
 
     def prepare(self, prompt: list[int]) -> int:
         """Trim the cache to the longest reusable prefix of `prompt`; returns its length.
 
         At least the last prompt token is always left to evaluate, for its logits.
         """
-        keep = min(_common_prefix(self.tokens, prompt), len(prompt) - 1)
-        if keep > 0 and not self._window_has_cells_for(keep):
-            keep = self._restore_checkpoint(keep)
+        if self.shelf is not None:
+            self._switch_conversation(prompt, self.shelf)
+        self._live.oldest = self._oldest()
+        keep, checkpoint = self._live.reuse_plan(prompt, self._window)
+        if checkpoint is not None:
+            self._restore_checkpoint(checkpoint)
         if keep <= 0:
             self.clear()
             return 0
-        memory = native.lib().llama_get_memory(self._context)
-        native.lib().llama_memory_seq_rm(memory, 0, keep, -1)
+        native.lib().llama_memory_seq_rm(self._memory(), 0, keep, -1)
         del self.tokens[keep:]
-        self._checkpoints = [c for c in self._checkpoints if c.n_tokens <= keep]
+        live = self._live
+        live.checkpoints = [c for c in live.checkpoints if c.n_tokens <= keep]
+        live.prompt_end = min(live.prompt_end, keep)
         return keep
 
     def clear(self) -> None:
-        """Empty the cache."""
-        native.lib().llama_memory_clear(native.lib().llama_get_memory(self._context), True)
-        self.tokens.clear()
-        self._checkpoints.clear()
+        """Empty the cache (what is on the shelf stays)."""
+        native.lib().llama_memory_clear(self._memory(), True)
+        self._live = CacheState()
 
-    def save_checkpoint(self) -> None:
-        """Remember the window layers' state at the current length (call after a prompt)."""
+    def prompt_done(self) -> None:
+        """Note that a prompt ends here, and checkpoint the window layers (call after a prompt)."""
+        self._live.prompt_end = len(self.tokens)
         if not self._window or not self.tokens:
             return
         bindings = native.lib()
@@ -67,31 +80,56 @@ class PromptCache:
         size = bindings.llama_state_seq_get_size_ext(self._context, 0, flags)
         data = (ctypes.c_uint8 * size)()
         bindings.llama_state_seq_get_data_ext(self._context, data, size, 0, flags)
-        self._checkpoints = [c for c in self._checkpoints if c.n_tokens != len(self.tokens)]
-        self._checkpoints.append(Checkpoint(len(self.tokens), data))
-        del self._checkpoints[:-MAX_CHECKPOINTS]
+        kept = [c for c in self._live.checkpoints if c.n_tokens != len(self.tokens)]
+        kept.append(Checkpoint(len(self.tokens), data))
+        self._live.checkpoints = kept[-MAX_CHECKPOINTS:]
 
-    def _window_has_cells_for(self, keep: int) -> bool:
-        if not self._window or keep >= len(self.tokens):
-            return True
-        memory = native.lib().llama_get_memory(self._context)
-        oldest = native.lib().llama_memory_seq_pos_min(memory, 0)
-        return 0 <= oldest <= max(0, keep - self._window)
+    def _switch_conversation(self, prompt: list[int], shelf: StateShelf) -> None:
+        """Unless `prompt` continues the conversation in the cache: shelve that one, and bring
+        back the shelved state that keeps the most of `prompt`."""
+        live = self._live
+        end = live.prompt_end
+        if live.tokens and len(prompt) >= end > 0 and prompt[:end] == live.tokens[:end]:
+            return  # the next turn (or a retry) of the same conversation
+        live.oldest = self._oldest()
+        here = live.reusable(prompt, self._window)
+        wanted = shelf.take_best(prompt, self._window, here + MIN_SHELVED_GAIN)
+        if len(live.tokens) - here >= MIN_SHELVED_GAIN:
+            self._shelve(shelf)
+        if wanted is not None and not self._bring_back(wanted):
+            self.clear()
 
-    def _restore_checkpoint(self, keep: int) -> int:
-        usable = [c for c in self._checkpoints if c.n_tokens <= keep + 1]
-        if not usable:
-            return 0
-        best = max(usable, key=lambda c: c.n_tokens)
+    def _shelve(self, shelf: StateShelf) -> None:
+        """Copy the whole state of the conversation in the cache to the shelf."""
+        bindings = native.lib()
+        size = bindings.llama_state_seq_get_size(self._context, 0)
+        if size <= 0 or size + self._live.size > shelf.max_bytes:
+            return
+        data = (ctypes.c_uint8 * size)()
+        if bindings.llama_state_seq_get_data(self._context, data, size, 0) != size:
+            return
+        live = self._live
+        shelf.put(CacheState(list(live.tokens), list(live.checkpoints), live.prompt_end,
+                             live.oldest, data))  # fmt: skip
+
+    def _bring_back(self, state: CacheState) -> bool:
+        """Replace the cache with a shelved state; False if llama.cpp refused it."""
+        bindings = native.lib()
+        bindings.llama_memory_seq_rm(self._memory(), 0, -1, -1)
+        if bindings.llama_state_seq_set_data(self._context, state.data, len(state.data), 0) == 0:
+            return False
+        self._live = CacheState(state.tokens, state.checkpoints, state.prompt_end, state.oldest)
+        return True
+
+    def _memory(self) -> Any:
+        return native.lib().llama_get_memory(self._context)
+
+    def _oldest(self) -> int:
+        """The first position the window layers still hold (-1: the cache is empty)."""
+        return int(native.lib().llama_memory_seq_pos_min(self._memory(), 0))
+
+    def _restore_checkpoint(self, checkpoint: Checkpoint) -> None:
         bindings = native.lib()
         flags = bindings.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
-        bindings.llama_state_seq_set_data_ext(self._context, best.data, len(best.data), 0, flags)
-        return min(best.n_tokens, keep)
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    limit = min(len(a), len(b))
-    index = 0
-    while index < limit and a[index] == b[index]:
-        index += 1
-    return index
+        data = checkpoint.data
+        bindings.llama_state_seq_set_data_ext(self._context, data, len(data), 0, flags)

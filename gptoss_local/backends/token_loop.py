@@ -50,7 +50,7 @@ class TokenLoop:
         self._evaluate(prompt[cached:])
         if self._cancel.is_set():
             return self._stats(prompt, cached, started, "cancelled", [], {}, None)
-        self._cache.save_checkpoint()
+        self._cache.prompt_done()
         prefill_done = time.perf_counter()
         counts = {"reasoning": 0, "answer": 0}
         generated: list[int] = []

@@ -11,12 +11,21 @@ LARGEST_ID = 2**63 - 1  # SQLite's largest INTEGER
 
 def positive_int(text: str) -> int:
     """A whole number of at least 1 (`--max-tokens`)."""
+    return _whole_number(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """A whole number of at least 0 (`serve --cache-ram`)."""
+    return _whole_number(text, 0)
+
+
+def _whole_number(text: str, low: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {low} or more, not {value}")
     return value
 
 

@@ -7,8 +7,15 @@ import argparse
 import datetime as dt
 from pathlib import Path
 
-from gptoss_local.commands.arg_types import bounded_float, chat_id, port_number, positive_int
+from gptoss_local.commands.arg_types import (
+    bounded_float,
+    chat_id,
+    non_negative_int,
+    port_number,
+    positive_int,
+)
 from gptoss_local.kinds import BACKENDS
+from gptoss_local.serve.cache_ram import DEFAULT_CACHE_RAM_MIB
 
 LOCAL_BACKENDS = tuple(b for b in BACKENDS if b != "openai")  # what `serve` can load here
 
@@ -47,6 +54,12 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cpu-sampling", action="store_true",
         help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cache-ram", type=non_negative_int, metavar="MIB",
+        help="RAM for the caches of conversations waiting for their next turn, so that each "
+        "reuses its own history (llama.cpp engine; default: a quarter of the free RAM, at most "
+        f"{DEFAULT_CACHE_RAM_MIB}; 0: none)",
     )  # fmt: skip
     parser.add_argument(
         "--show-reasoning", action="store_true", help="print the reasoning to stderr"
@@ -110,6 +123,12 @@ def serve_arguments(parser: argparse.ArgumentParser) -> None:
         "--cpu-sampling", action="store_true",
         help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
     )  # fmt: skip
+    parser.add_argument(
+        "--cache-ram", type=non_negative_int, metavar="MIB",
+        help="RAM for the caches of conversations waiting for their next turn, so that each "
+        "reuses its own history (llama.cpp engine; default: a quarter of the free RAM, at most "
+        f"{DEFAULT_CACHE_RAM_MIB}; 0: none)",
+    )  # fmt: skip
 
 
 def bench_arguments(parser: argparse.ArgumentParser) -> None:
@@ -136,6 +155,12 @@ def chat_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cpu-sampling", action="store_true",
         help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cache-ram", type=non_negative_int, metavar="MIB",
+        help="RAM for the caches of conversations waiting for their next turn, so that each "
+        "reuses its own history (llama.cpp engine; default: a quarter of the free RAM, at most "
+        f"{DEFAULT_CACHE_RAM_MIB}; 0: none)",
     )  # fmt: skip
 
 

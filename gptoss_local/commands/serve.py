@@ -9,9 +9,11 @@ import signal
 import sys
 
 from gptoss_local import config
+from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.catalog import Catalog
 from gptoss_local.errors import UnknownModelError, WishError
 from gptoss_local.plan.wishes import wishes_from
+from gptoss_local.serve.cache_ram import cache_ram_bytes
 from gptoss_local.serve.guard import Guard, bind_problem
 from gptoss_local.serve.server import ApiServer, make_server
 from gptoss_local.serve.service import Service
@@ -37,6 +39,8 @@ def run_serve(args: argparse.Namespace) -> int:
     for warning in ready.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     backend = ready.open(_LoadNotes())
+    if isinstance(backend, LlamaCppBackend):  # Ollama keeps its own caches
+        backend.keep_conversations(cache_ram_bytes(args.cache_ram))
     try:
         names = (ready.model, *_aliases(setup.catalog, ready.model))
         server = _listen(Service(backend, names, ready.generation, args.max_waiting), guard)

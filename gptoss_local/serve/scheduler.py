@@ -3,8 +3,9 @@
 The llama.cpp backend holds one KV-cache sequence, so replies run one at a time; a request
 waits its turn in arrival order (no request can be overtaken for ever), and one whose client
 went away while waiting leaves the queue without running. A full queue is refused at once
-(HTTP 503) rather than left to time out. Why not several sequences: see bench/RESULTS.md
-("serve").
+(HTTP 503) rather than left to time out. Conversations taking turns each keep their prefix:
+the backend shelves the cache of the one it leaves in RAM (`backends/saved_states.py`). Why
+not several sequences: see bench/RESULTS.md ("serve").
 """
 
 from __future__ import annotations

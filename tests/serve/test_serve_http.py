@@ -272,3 +272,46 @@ def test_the_command_serves_and_stops_cleanly_on_a_signal(tiny_gguf: Path, tmp_p
         rest = process.stderr.read()
         assert process.wait(30) == 0
     assert "GET /v1/models 200" in rest and "stopping" in rest
+
+
+def cached_on_return(tiny_gguf: Path, home: Path, *flags: str) -> tuple[int, int]:
+    """Conversation A, then B, then A's second turn through the command: the tokens of that
+    turn's prompt cached, and the length of A's first prompt."""
+    from gptoss_local.backends.ollama_probe import free_port
+
+    port = free_port()
+    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(home)}
+    command = [sys.executable, "-m", "gptoss_local", "serve", "--model-path", str(tiny_gguf),
+               "--context", "2048", "--port", str(port), *flags]  # fmt: skip
+    with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as process:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if line.startswith("serving"):
+                break
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
+
+        def ask(messages: list[dict]) -> openai.types.chat.ChatCompletion:
+            return client.chat.completions.create(
+                model="tiny", messages=messages, max_tokens=8, seed=1  # type: ignore[arg-type]
+            )
+
+        picnic = "conversation A: plan a picnic by the river for four friends, with games. " * 4
+        a = [{"role": "user", "content": picnic}]
+        first = ask(a)
+        ask([{"role": "user", "content": "conversation B: how do tides work?"}])
+        a += [{"role": "assistant", "content": first.choices[0].message.content or "ok"},
+              {"role": "user", "content": "and if it rains?"}]  # fmt: skip
+        usage = ask(a).usage
+        process.terminate()
+        process.wait(30)
+    assert first.usage is not None and usage is not None and usage.prompt_tokens_details
+    return usage.prompt_tokens_details.cached_tokens or 0, first.usage.prompt_tokens
+
+
+def test_each_conversation_keeps_its_prefix_between_its_turns(
+    tiny_gguf: Path, tmp_path: Path
+) -> None:
+    cached, first_prompt = cached_on_return(tiny_gguf, tmp_path / "home")
+    assert cached >= first_prompt
+    cached, first_prompt = cached_on_return(tiny_gguf, tmp_path / "home", "--cache-ram", "0")
+    assert cached < first_prompt  # B's turn evicted A's
