@@ -8,9 +8,9 @@ tokens banned in our server, `ignore_eos` in llama-server: random weights stop a
 Throughput is all clients' generated tokens over the wall time; TTFT is from sending a request
 to its first streamed text, median and 90th percentile over every request.
 
-Our server runs in a process of its own (`--serve`, the same Service and HTTP server as
-`gptoss-local serve`, with end tokens banned); llama-server runs with `-np 1` (one sequence,
-requests queue, as ours) and `-np N` (N sequences decoded together).
+Each server runs in a process of its own, with `-np 1` (one sequence, requests queue) and
+`-np N` (N sequences decoded together, N the most clients): ours (`--serve`, the same Service
+and HTTP server as `gptoss-local serve`, end tokens banned) and llama-server.
 
 Run: python bench/serve.py MODEL.gguf [--clients 1 4 8] [--turns 3] [--tokens 64]
      [--llama-server PATH] [--gpu-layers 0] [--cache-ram 4096] [--out FILE]
@@ -41,9 +41,12 @@ TEXT = ("The harbour town wakes early: boats go out before dawn, the market open
         "by noon the fish is sold. ") * 6  # fmt: skip
 
 
-def serve(model: Path, port: int, context: int, gpu_layers: int, cache_ram: int) -> None:
+def serve(
+    model: Path, port: int, context: int, gpu_layers: int, cache_ram: int, sequences: int
+) -> None:
     """Our server on `port`, every reply exactly as long as asked (end tokens banned), with
-    `cache_ram` MiB for conversations waiting their turn, as `gptoss-local serve --cache-ram`."""
+    `cache_ram` MiB for conversations waiting their turn (`gptoss-local serve --cache-ram`) and
+    `sequences` replies decoded together (`--parallel`)."""
     from gptoss_local.backends.base import GenerationSettings
     from gptoss_local.backends.llama_cpp import LlamaCppBackend
     from gptoss_local.backends.llama_load import LoadSettings
@@ -52,7 +55,8 @@ def serve(model: Path, port: int, context: int, gpu_layers: int, cache_ram: int)
     from gptoss_local.serve.server import make_server
     from gptoss_local.serve.service import Service
 
-    backend = LlamaCppBackend(model, LoadSettings(context=context, gpu_layers=gpu_layers))
+    settings = LoadSettings(context=context, gpu_layers=gpu_layers, sequences=sequences)
+    backend = LlamaCppBackend(model, settings)
     ends = ("<|return|>", "<|call|>", "<|endoftext|>")
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ends)
     backend.options = LlamaOptions(logit_bias=ban, backend_sampling=gpu_layers != 0)
@@ -164,13 +168,14 @@ def measure(name: str, command: list[str], port: int, args: argparse.Namespace) 
     return rows
 
 
-def measure_ours(args: argparse.Namespace) -> list[dict]:
-    """Our server, in a process of its own."""
+def measure_ours(args: argparse.Namespace, sequences: int) -> list[dict]:
+    """Our server, in a process of its own, with `sequences` decoded together sharing a
+    context of `sequences` times `--context` (as llama-server's `-np N -c N*context`)."""
     port = free_port()
     command = [sys.executable, __file__, str(args.model), "--serve", str(port),
-               "--context", str(args.context), "--gpu-layers", str(args.gpu_layers),
-               "--cache-ram", str(args.cache_ram)]  # fmt: skip
-    return measure("gptoss-local serve (queue)", command, port, args)
+               "--context", str(args.context * sequences), "--gpu-layers", str(args.gpu_layers),
+               "--cache-ram", str(args.cache_ram), "--sequences", str(sequences)]  # fmt: skip
+    return measure(f"gptoss-local serve -np {sequences}", command, port, args)
 
 
 def measure_llama_server(args: argparse.Namespace, slots: int) -> list[dict]:
@@ -208,20 +213,23 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     parser.add_argument("--log", type=Path, default=Path("/tmp/bench-serve.log"))
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--sequences", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.model, args.serve, args.context, args.gpu_layers, args.cache_ram)
+        serve(args.model, args.serve, args.context, args.gpu_layers, args.cache_ram,
+              args.sequences)  # fmt: skip
         return
     args.load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
-    servers: list[Callable[[], list[dict]]] = [partial(measure_ours, args)]
-    if args.llama_server:
-        for slots in sorted({1, max(args.clients)}):
+    servers: list[Callable[[], list[dict]]] = []
+    for slots in sorted({1, max(args.clients)}):
+        servers.append(partial(measure_ours, args, slots))
+        if args.llama_server:
             servers.append(partial(measure_llama_server, args, slots))
     rows: list[dict] = []
     for _ in range(args.repeats):  # servers take turns, so that each meets the same load
         for run in servers:
             rows += run()
-    rows.sort(key=lambda r: int(r["server"].rsplit(" ", 1)[-1]) if "-np" in r["server"] else 0)
+    rows.sort(key=lambda r: (r["server"].split(" -np ")[0], int(r["server"].rsplit(" ", 1)[-1])))
     report = render(rows, args)
     sys.stdout.write(report)
     if args.out:

@@ -126,10 +126,15 @@ class Running:
 
 @contextmanager
 def running_server(
-    gguf: Path, api_key: str | None = None, cors: tuple[str, ...] = (), max_waiting: int = 64
+    gguf: Path,
+    api_key: str | None = None,
+    cors: tuple[str, ...] = (),
+    max_waiting: int = 64,
+    sequences: int = 1,
 ) -> Iterator[Running]:
-    """The tiny model served on 127.0.0.1 and a free port until the block ends."""
-    with open_tiny(gguf) as backend:
+    """The tiny model served on 127.0.0.1 and a free port until the block ends, decoding
+    `sequences` replies together."""
+    with open_tiny(gguf, sequences=sequences) as backend:
         steering = Steering(backend)
         names = ("gpt-oss-tiny", "tiny")
         service = Service(backend, names, GenerationSettings(), max_waiting, stream=steering)

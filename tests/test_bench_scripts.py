@@ -124,7 +124,8 @@ def test_the_prefill_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) 
 
 
 def test_the_serve_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) -> None:
-    """bench/serve.py, briefly: our server in its own process, two clients at once."""
+    """bench/serve.py, briefly: our server in its own process with one sequence and with two,
+    two clients at once."""
     out = tmp_path / "serve.txt"
     done = subprocess.run(
         [sys.executable, "bench/serve.py", str(tiny_gguf), "--clients", "1", "2", "--turns", "2",
@@ -133,5 +134,8 @@ def test_the_serve_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) ->
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     rows = json.loads(out.read_text().split("json: ", 1)[1])
-    assert [(r["clients"], r["requests"], r["tokens"]) for r in rows] == [(1, 2, 16), (2, 4, 32)]
+    assert [(r["server"], r["clients"], r["requests"], r["tokens"]) for r in rows] == [
+        ("gptoss-local serve -np 1", 1, 2, 16), ("gptoss-local serve -np 1", 2, 4, 32),
+        ("gptoss-local serve -np 2", 1, 2, 16), ("gptoss-local serve -np 2", 2, 4, 32),
+    ]  # fmt: skip
     assert all(r["ttft_median_s"] > 0 and r["throughput_tps"] > 0 for r in rows)

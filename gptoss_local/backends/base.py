@@ -73,9 +73,11 @@ class Capabilities:
     Attributes:
         prefill: `Backend.prefill` evaluates the next prompt ahead, so a reply starts sooner
             (an engine that cannot evaluate without answering says False and does nothing).
+        parallel: How many replies it decodes at once; more wait for their turn.
     """
 
     prefill: bool = False
+    parallel: int = 1
 
 
 @dataclass(frozen=True)

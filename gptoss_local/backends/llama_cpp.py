@@ -27,6 +27,7 @@ from gptoss_local.backends.base import (
 )
 from gptoss_local.backends.llama_load import LoadSettings, load
 from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.parallel import ParallelDecoder, Request
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.sampling import KeptSampler
 from gptoss_local.backends.saved_states import StateShelf
@@ -92,9 +93,21 @@ class LlamaCppBackend:
         ids = self._special_ids(tuple(STOP_TOKENS))
         self._stops: dict[int, StopReason] = {ids[t]: r for t, r in STOP_TOKENS.items()}
         self._special_ids(HARMONY_TOKENS)  # refuse a vocab without Harmony's control tokens
-        window = native.model_meta(self._native.model, "gpt-oss.attention.sliding_window")
-        self.cache = PromptCache(self._native.context, int(window or 0))
+        window = int(native.model_meta(self._native.model, "gpt-oss.attention.sliding_window") or 0)
+        self._caches = [
+            PromptCache(self._native.context, window, sequence=n) for n in range(settings.sequences)
+        ]
+        self.cache = self._caches[0]
         self._pieces = native.PieceCache(self._native.vocab)
+        self._parallel: ParallelDecoder | None = None
+        if settings.sequences > 1:
+            self._parallel = ParallelDecoder(
+                self._native, self._caches, self._pieces, self._stops, settings.context, self._lock
+            )
+        # Prefill warms the one sequence a chat uses; replies decoded together have no "next".
+        self.capabilities = Capabilities(
+            prefill=self._parallel is None, parallel=settings.sequences
+        )
         self._name = native.model_meta(self._native.model, "general.name") or self.path.stem
 
     def info(self) -> BackendInfo:
@@ -114,7 +127,9 @@ class LlamaCppBackend:
         """Keep up to `max_bytes` of RAM of other conversations' caches, so that turns of
         several conversations taking turns (`serve`) each reuse their own prefix; 0: none."""
         with self._lock:
-            self.cache.shelf = StateShelf(max_bytes) if max_bytes > 0 else None
+            shelf = StateShelf(max_bytes) if max_bytes > 0 else None
+            for cache in self._caches:
+                cache.shelf = shelf
 
     def tokenize(self, text: str, special: bool = True) -> list[int]:
         """Text to token ids with this model's vocabulary."""
@@ -150,16 +165,15 @@ class LlamaCppBackend:
             list(conversation.messages), **_harmony_options(conversation, settings)
         )
         context_size = self.settings.context
+        if self._parallel is not None:
+            with self._lock:
+                self._check_open()
+                tokens = self._fitting(self._tokenize(prompt, special=True))
+            request = Request(tokens, settings, options, cancel or threading.Event())
+            return (yield from self._parallel.stream(request))
         with self._lock:  # every native call of a reply, tokenizing included, holds it
             self._check_open()
-            tokens = self._tokenize(prompt, special=True)
-            if len(tokens) >= context_size:
-                raise BackendError(
-                    f"The conversation is {len(tokens):,} tokens, more than the "
-                    f"{context_size:,}-token context holds.",
-                    hint="Start a new chat, or load the model with a larger --context.",
-                    kind="context_full",
-                )
+            tokens = self._fitting(self._tokenize(prompt, special=True))
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, context_size, cancel
             )
@@ -170,6 +184,18 @@ class LlamaCppBackend:
                 return (yield from loop.run(tokens, sampler, settings.max_tokens, started))
             finally:
                 self._samplers.release(sampler)
+
+    def _fitting(self, tokens: list[int]) -> list[int]:
+        """`tokens`, if the context holds them with room for a reply."""
+        context_size = self.settings.context
+        if len(tokens) >= context_size:
+            raise BackendError(
+                f"The conversation is {len(tokens):,} tokens, more than the "
+                f"{context_size:,}-token context holds.",
+                hint="Start a new chat, or load the model with a larger --context.",
+                kind="context_full",
+            )
+        return tokens
 
     def prefill(
         self,
@@ -186,6 +212,8 @@ class LlamaCppBackend:
         prefix = render_next_turn_prefix(
             list(conversation.messages), **_harmony_options(conversation, settings)
         )
+        if self._parallel is not None:
+            return 0  # see `capabilities`
         with self._lock:
             self._check_open()
             if cancel is not None and cancel.is_set():
@@ -207,6 +235,9 @@ class LlamaCppBackend:
     def close(self) -> None:
         """Free the context and the model."""
         if self._closed:
+            return
+        if self._parallel is not None and not self._parallel.close(CLOSE_WAIT_SECONDS):
+            self._closed = True  # stuck inside a decode: the memory goes when we exit
             return
         # A reply or prefill on another thread stops soon after its cancel is set; freeing
         # under it would crash. One that never lets go keeps the memory (freed at exit).

@@ -30,6 +30,7 @@ class LoadSettings:
     n_ubatch: int = 512
     threads: int | None = None  # None: the physical core count
     use_mmap: bool = True
+    sequences: int = 1  # replies decoded together (`serve --parallel`), sharing the context
 
     @classmethod
     def from_plan(cls, plan: Any) -> LoadSettings:
@@ -124,7 +125,9 @@ def _context_params(settings: LoadSettings, threads: int) -> Any:
     params.n_ctx = settings.context
     params.n_batch = settings.n_batch
     params.n_ubatch = settings.n_ubatch
-    params.n_seq_max = 1
+    params.n_seq_max = settings.sequences
+    if settings.sequences > 1:
+        params.kv_unified = True  # one pool of cells: any sequence may use the whole context
     params.n_threads = threads
     params.n_threads_batch = threads
     params.flash_attn_type = (

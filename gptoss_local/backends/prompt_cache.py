@@ -25,18 +25,22 @@ MIN_SHELVED_GAIN = 32
 
 
 class PromptCache:
-    """Which tokens the KV cache of sequence 0 holds, and how to keep a prefix of them.
+    """Which tokens the KV cache holds for one sequence, and how to keep a prefix of them.
 
     Args:
         context: The llama.cpp context.
         sliding_window: The model's attention window (0: none).
         shelf: Where other conversations' caches wait; None keeps only the one in the cache.
+        sequence: The llama.cpp sequence id.
     """
 
-    def __init__(self, context: Any, sliding_window: int, shelf: StateShelf | None = None) -> None:
+    def __init__(
+        self, context: Any, sliding_window: int, shelf: StateShelf | None = None, sequence: int = 0
+    ) -> None:
         self._context = context
         self._window = sliding_window
         self.shelf = shelf
+        self.sequence = sequence
         self._live = CacheState()
 
     @property
@@ -58,17 +62,29 @@ class PromptCache:
         if keep <= 0:
             self.clear()
             return 0
-        native.lib().llama_memory_seq_rm(self._memory(), 0, keep, -1)
+        native.lib().llama_memory_seq_rm(self._memory(), self.sequence, keep, -1)
         del self.tokens[keep:]
         live = self._live
         live.checkpoints = [c for c in live.checkpoints if c.n_tokens <= keep]
         live.prompt_end = min(live.prompt_end, keep)
         return keep
 
+    def reusable(self, prompt: list[int]) -> int:
+        """How many leading tokens of `prompt` the cache could keep as it is now."""
+        self._live.oldest = self._oldest()
+        return self._live.reusable(prompt, self._window)
+
     def clear(self) -> None:
-        """Empty the cache (what is on the shelf stays)."""
-        native.lib().llama_memory_clear(self._memory(), True)
+        """Empty the cache of this sequence (what is on the shelf stays)."""
+        native.lib().llama_memory_seq_rm(self._memory(), self.sequence, -1, -1)
         self._live = CacheState()
+
+    def shelve_and_clear(self) -> None:
+        """Free this sequence's cells, keeping its state on the shelf when there is one."""
+        if self.shelf is not None and self.tokens:
+            self._live.oldest = self._oldest()
+            self._shelve(self.shelf)
+        self.clear()
 
     def prompt_done(self) -> None:
         """Note that a prompt ends here, and checkpoint the window layers (call after a prompt)."""
@@ -77,9 +93,9 @@ class PromptCache:
             return
         bindings = native.lib()
         flags = bindings.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
-        size = bindings.llama_state_seq_get_size_ext(self._context, 0, flags)
+        size = bindings.llama_state_seq_get_size_ext(self._context, self.sequence, flags)
         data = (ctypes.c_uint8 * size)()
-        bindings.llama_state_seq_get_data_ext(self._context, data, size, 0, flags)
+        bindings.llama_state_seq_get_data_ext(self._context, data, size, self.sequence, flags)
         kept = [c for c in self._live.checkpoints if c.n_tokens != len(self.tokens)]
         kept.append(Checkpoint(len(self.tokens), data))
         self._live.checkpoints = kept[-MAX_CHECKPOINTS:]
@@ -102,11 +118,11 @@ class PromptCache:
     def _shelve(self, shelf: StateShelf) -> None:
         """Copy the whole state of the conversation in the cache to the shelf."""
         bindings = native.lib()
-        size = bindings.llama_state_seq_get_size(self._context, 0)
+        size = bindings.llama_state_seq_get_size(self._context, self.sequence)
         if size <= 0 or size + self._live.size > shelf.max_bytes:
             return
         data = (ctypes.c_uint8 * size)()
-        if bindings.llama_state_seq_get_data(self._context, data, size, 0) != size:
+        if bindings.llama_state_seq_get_data(self._context, data, size, self.sequence) != size:
             return
         live = self._live
         shelf.put(CacheState(list(live.tokens), list(live.checkpoints), live.prompt_end,
@@ -115,8 +131,11 @@ class PromptCache:
     def _bring_back(self, state: CacheState) -> bool:
         """Replace the cache with a shelved state; False if llama.cpp refused it."""
         bindings = native.lib()
-        bindings.llama_memory_seq_rm(self._memory(), 0, -1, -1)
-        if bindings.llama_state_seq_set_data(self._context, state.data, len(state.data), 0) == 0:
+        bindings.llama_memory_seq_rm(self._memory(), self.sequence, -1, -1)
+        loaded = bindings.llama_state_seq_set_data(
+            self._context, state.data, len(state.data), self.sequence
+        )
+        if loaded == 0:
             return False
         self._live = CacheState(state.tokens, state.checkpoints, state.prompt_end, state.oldest)
         return True
@@ -126,10 +145,10 @@ class PromptCache:
 
     def _oldest(self) -> int:
         """The first position the window layers still hold (-1: the cache is empty)."""
-        return int(native.lib().llama_memory_seq_pos_min(self._memory(), 0))
+        return int(native.lib().llama_memory_seq_pos_min(self._memory(), self.sequence))
 
     def _restore_checkpoint(self, checkpoint: Checkpoint) -> None:
         bindings = native.lib()
         flags = bindings.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
         data = checkpoint.data
-        bindings.llama_state_seq_set_data_ext(self._context, data, len(data), 0, flags)
+        bindings.llama_state_seq_set_data_ext(self._context, data, len(data), self.sequence, flags)

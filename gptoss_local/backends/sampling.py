@@ -17,8 +17,8 @@ from gptoss_local.backends.llama_options import LlamaOptions
 class Sampler:
     """Owns one `llama_sampler` chain; `sample()` picks and accepts the next token.
 
-    With `options.backend_sampling` the chain is attached to the context, so llama.cpp samples
-    as part of each decode and `sample()` only reads the token back.
+    With `options.backend_sampling` the chain is attached to the context for `sequence`, so
+    llama.cpp samples as part of each decode and `sample()` only reads the token back.
     """
 
     def __init__(
@@ -27,6 +27,7 @@ class Sampler:
         settings: GenerationSettings,
         options: LlamaOptions | None = None,
         context: Any = None,
+        sequence: int = 0,
     ) -> None:
         options = options or LlamaOptions()
         bindings = native.lib()
@@ -45,8 +46,9 @@ class Sampler:
             raise
         self._sample = bindings.llama_sampler_sample
         self._attached_to = None
+        self._sequence = sequence
         on_backend = options.backend_sampling and context is not None
-        if on_backend and bindings.llama_set_sampler(context, 0, self._chain):
+        if on_backend and bindings.llama_set_sampler(context, sequence, self._chain):
             self._attached_to = context
             self.stages.append("on-backend")
 
@@ -59,14 +61,14 @@ class Sampler:
         """Start a new reply: the grammar from its root, the random stream from the seed."""
         native.lib().llama_sampler_reset(self._chain)
 
-    def sample(self, context: Any) -> int:
-        """The next token from the logits of the last evaluated position."""
-        return int(self._sample(self._chain, context, -1))
+    def sample(self, context: Any, index: int = -1) -> int:
+        """The next token from the logits of the batch's token `index` (-1: the last)."""
+        return int(self._sample(self._chain, context, index))
 
     def free(self) -> None:
         """Detach from the context and release the native chain (and its stages)."""
         if self._attached_to is not None:
-            native.lib().llama_set_sampler(self._attached_to, 0, None)
+            native.lib().llama_set_sampler(self._attached_to, self._sequence, None)
             self._attached_to = None
         if self._chain:
             native.lib().llama_sampler_free(self._chain)
@@ -78,10 +80,11 @@ class KeptSampler:
 
     Attaching or detaching a chain makes llama.cpp re-reserve its compute graph at the next
     decode (~30 ms before the first token on an H200), so a chat whose replies share their
-    sampling settings reuses one attached chain, reset, instead.
+    sampling settings reuses one attached chain, reset, instead. One per sequence.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, sequence: int = 0) -> None:
+        self._sequence = sequence
         self._kept: tuple[tuple[object, ...], Sampler] | None = None
 
     def get(
@@ -94,7 +97,7 @@ class KeptSampler:
             sampler.reset()
             return sampler
         self.drop()
-        sampler = Sampler(vocab, settings, options, context)
+        sampler = Sampler(vocab, settings, options, context, self._sequence)
         if sampler.attached:
             self._kept = (key, sampler)
         return sampler

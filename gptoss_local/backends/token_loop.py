@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Generator
 from typing import Any
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, Stats, StopReason
 from gptoss_local.backends.prompt_cache import PromptCache
+from gptoss_local.backends.reply_progress import ReplyProgress
 from gptoss_local.backends.sampling import Sampler
 from gptoss_local.events import Event
-from gptoss_local.harmony import HarmonyStreamParser
 
 # Prefill runs while the user may press Enter (or quit) at any moment, and stops only between
 # batches: smaller ones than a reply's keep that wait short on a CPU (Ctrl+Q during a prefill:
 # 0.37 s against 1.66 s with 2,048-token batches; bench/results/quit-during-prefill-cpu.txt),
 # and cost little on a GPU (pp512 is 0.95 of pp2048 on an H200).
 PREFILL_CHUNK = 512
-_KIND = {"reasoning": "reasoning", "answer": "answer", "preamble": "answer"}
 
 
 class TokenLoop:
@@ -46,39 +44,24 @@ class TokenLoop:
         self, prompt: list[int], sampler: Sampler, max_tokens: int | None, started: float
     ) -> Generator[Event, None, Stats]:
         """Yield the reply's events; return its stats."""
+        progress = ReplyProgress(self._pieces, self._stops, max_tokens, started)
         cached = self._cache.prepare(prompt)
         self._evaluate(prompt[cached:])
         if self._cancel.is_set():
-            return self._stats(prompt, cached, started, "cancelled", [], {}, None)
+            return self._stats(progress, prompt, cached, "cancelled")
         self._cache.prompt_done()
-        prefill_done = time.perf_counter()
-        counts = {"reasoning": 0, "answer": 0}
-        generated: list[int] = []
-        parser = HarmonyStreamParser()
-        reason: StopReason = "end_of_stream"
-        first = last = None
+        progress.prompt_evaluated()
         token_array = (self._bindings.llama_token * 1)()
         batch = self._bindings.llama_batch_get_one(token_array, 1)
         decode, context = self._bindings.llama_decode, self._loaded.context
         while True:
             token = sampler.sample(context)
-            last = time.perf_counter()
-            first = first or last
-            generated.append(token)
-            piece, control = self._pieces(token), self._pieces.is_control(token)
-            # Told which tokens are control tokens, the parser keeps ordinary tokens that
-            # spell "<|end|>" as text.
-            events = parser.feed_token(piece, control=control)
-            self._count(parser.content_kind, control, counts)
+            events, reason = progress.feed(token)
             yield from events
-            if token in self._stops:
-                reason = self._stops[token]
+            if reason is not None:
                 break
             if self._cancel.is_set():
                 reason = "cancelled"
-                break
-            if max_tokens is not None and len(generated) >= max_tokens:
-                reason = "length"
                 break
             if len(self._cache.tokens) + 1 >= self._context_size:
                 reason = "context_full"
@@ -89,9 +72,8 @@ class TokenLoop:
                     "llama.cpp failed to evaluate the next token", kind="decode_failed"
                 )
             self._cache.tokens.append(token)
-        yield from parser.finish()
-        timing = (prefill_done, first, last) if first else None
-        return self._stats(prompt, cached, started, reason, generated, counts, timing)
+        yield from progress.finish()
+        return self._stats(progress, prompt, cached, reason)
 
     def prefill(self, prefix: list[int]) -> int:
         """Bring the cache to `prefix` without sampling; returns the tokens evaluated.
@@ -132,40 +114,8 @@ class TokenLoop:
                 )
             self._cache.tokens.extend(chunk)
 
-    def _count(self, kind: str | None, control: bool, counts: dict[str, int]) -> None:
-        """Count a content token as reasoning or answer (headers, control tokens and tool
-        arguments count as neither)."""
-        kind = _KIND.get(kind or "")
-        if kind and not control:
-            counts[kind] += 1
-
     def _stats(
-        self,
-        prompt: list[int],
-        cached: int,
-        started: float,
-        reason: StopReason,
-        generated: list[int],
-        counts: dict[str, int],
-        timing: tuple[float, float, float] | None,
+        self, progress: ReplyProgress, prompt: list[int], cached: int, reason: StopReason
     ) -> Stats:
-        """`timing`: when the prompt was done and the first and last tokens were sampled."""
-        now = time.perf_counter()
-        prefill_done, first_at, last_at = timing or (now, now, now)
-        decode_seconds = last_at - first_at
-        rate = (len(generated) - 1) / decode_seconds if decode_seconds > 0 else None
-        return Stats(
-            prompt_tokens=len(prompt),
-            cached_tokens=cached,
-            evaluated_tokens=len(prompt) - cached,
-            generated_tokens=len(generated),
-            reasoning_tokens=counts.get("reasoning", 0),
-            answer_tokens=counts.get("answer", 0),
-            prefill_seconds=prefill_done - started,
-            ttft_seconds=(first_at - started) if timing else None,
-            decode_seconds=decode_seconds,
-            decode_tokens_per_second=rate,
-            stop_reason=reason,
-            context_size=self._context_size,
-            context_used=len(self._cache.tokens),
-        )
+        used = len(self._cache.tokens)
+        return progress.stats(len(prompt), cached, reason, self._context_size, used)

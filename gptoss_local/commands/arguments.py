@@ -15,7 +15,7 @@ from gptoss_local.commands.arg_types import (
     positive_int,
 )
 from gptoss_local.kinds import BACKENDS
-from gptoss_local.serve.cache_ram import DEFAULT_CACHE_RAM_MIB
+from gptoss_local.serve.capacity import DEFAULT_CACHE_RAM_MIB, GPU_PARALLEL
 
 LOCAL_BACKENDS = tuple(b for b in BACKENDS if b != "openai")  # what `serve` can load here
 
@@ -54,6 +54,11 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cpu-sampling", action="store_true",
         help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--parallel", type=positive_int, metavar="N",
+        help="replies decoded together, sharing the context (llama.cpp engine; default: "
+        f"{GPU_PARALLEL} when the model runs on a GPU, 1 on a CPU, where more are no faster)",
     )  # fmt: skip
     parser.add_argument(
         "--cache-ram", type=non_negative_int, metavar="MIB",
@@ -124,6 +129,11 @@ def serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
     )  # fmt: skip
     parser.add_argument(
+        "--parallel", type=positive_int, metavar="N",
+        help="replies decoded together, sharing the context (llama.cpp engine; default: "
+        f"{GPU_PARALLEL} when the model runs on a GPU, 1 on a CPU, where more are no faster)",
+    )  # fmt: skip
+    parser.add_argument(
         "--cache-ram", type=non_negative_int, metavar="MIB",
         help="RAM for the caches of conversations waiting for their next turn, so that each "
         "reuses its own history (llama.cpp engine; default: a quarter of the free RAM, at most "
@@ -155,6 +165,11 @@ def chat_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cpu-sampling", action="store_true",
         help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--parallel", type=positive_int, metavar="N",
+        help="replies decoded together, sharing the context (llama.cpp engine; default: "
+        f"{GPU_PARALLEL} when the model runs on a GPU, 1 on a CPU, where more are no faster)",
     )  # fmt: skip
     parser.add_argument(
         "--cache-ram", type=non_negative_int, metavar="MIB",

@@ -7,13 +7,14 @@ import logging
 import os
 import signal
 import sys
+from dataclasses import replace
 
 from gptoss_local import config
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.catalog import Catalog
 from gptoss_local.errors import UnknownModelError, WishError
 from gptoss_local.plan.wishes import wishes_from
-from gptoss_local.serve.cache_ram import cache_ram_bytes
+from gptoss_local.serve.capacity import GPU_PARALLEL, cache_ram_bytes
 from gptoss_local.serve.guard import Guard, bind_problem
 from gptoss_local.serve.server import ApiServer, make_server
 from gptoss_local.serve.service import Service
@@ -35,7 +36,10 @@ def run_serve(args: argparse.Namespace) -> int:
                   frozenset(h.lower() for h in args.allowed_host))  # fmt: skip
     setup = Setup.probe(wishes, settings)
     wishes = setup.initial()
-    ready = setup.ready(wishes, setup.plan(wishes))
+    plan = setup.plan(wishes)
+    if args.parallel is None and plan.gpu_layers != 0:
+        wishes = replace(wishes, parallel=GPU_PARALLEL)
+    ready = setup.ready(wishes, plan)
     for warning in ready.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     backend = ready.open(_LoadNotes())

@@ -44,6 +44,7 @@ class Wishes:
             `OPENAI_BASE_URL`).
         api_key: That server's key (`--api-key`, else `OPENAI_API_KEY`).
         allow_http: Plain http:// to that server even beyond the local network.
+        parallel: Replies the llama.cpp engine decodes together (`serve --parallel`).
         given: The fields the command line set (not asked again on the first-run screen).
     """
 
@@ -58,6 +59,7 @@ class Wishes:
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     allow_http: bool = False
+    parallel: int = 1
     given: frozenset[str] = frozenset()
 
     @property
@@ -93,6 +95,7 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
         base_url=getattr(args, "base_url", None) or os.environ.get("OPENAI_BASE_URL") or None,
         api_key=getattr(args, "api_key", None) or os.environ.get("OPENAI_API_KEY") or None,
         allow_http=bool(getattr(args, "allow_http", False)),
+        parallel=getattr(args, "parallel", None) or 1,
         given=frozenset(field for field, value in flags.items() if value is not None),
     )
     if wishes.model_path is not None and wishes.backend != "llamacpp":

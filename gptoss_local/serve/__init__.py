@@ -5,7 +5,8 @@ unless a key is set, the Host header, CORS only when asked), `service.py` the ro
 `chat_request.py` / `responses_request.py` read the two APIs' JSON into a `Job`
 (`job.py`), `turn.py` runs a job on the backend (stop strings applied), `chat_reply.py` /
 `responses_reply.py` write its events back as JSON or server-sent events (`sse.py`), and
-`scheduler.py` serves concurrent requests one at a time, in arrival order. Each conversation
-keeps its own cached prefix between turns through the backend's state shelf, whose size
-`cache_ram.py` decides.
+`scheduler.py` starts concurrent requests in arrival order, as many at once as the backend
+decodes together. Each conversation keeps its own cached prefix between turns (the backend's
+sequences, and its state shelf in RAM); `capacity.py` says how many replies run at once and
+how much RAM the shelf gets.
 """

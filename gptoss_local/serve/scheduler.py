@@ -1,11 +1,12 @@
 """Concurrent requests over one loaded model: a fair first-come, first-served queue.
 
-The llama.cpp backend holds one KV-cache sequence, so replies run one at a time; a request
-waits its turn in arrival order (no request can be overtaken for ever), and one whose client
-went away while waiting leaves the queue without running. A full queue is refused at once
-(HTTP 503) rather than left to time out. Conversations taking turns each keep their prefix:
-the backend shelves the cache of the one it leaves in RAM (`backends/saved_states.py`). Why
-not several sequences: see bench/RESULTS.md ("serve").
+As many replies run at once as the backend decodes together (`Capabilities.parallel`: the
+llama.cpp engine's sequences, `serve --parallel`); the others wait their turn in arrival order
+(no request can be overtaken for ever), and one whose client went away while waiting leaves
+the queue without running. A full queue is refused at once (HTTP 503) rather than left to
+time out. Conversations taking turns each keep their prefix: the backend shelves the cache of
+the one it leaves in RAM (`backends/saved_states.py`). How many sequences pay, on a GPU and on
+a CPU: bench/RESULTS.md ("serve").
 """
 
 from __future__ import annotations
@@ -28,17 +29,19 @@ class Gone(Exception):
 
 
 class Scheduler:
-    """Runs one request at a time, in arrival order.
+    """Runs up to `running` requests at once, starting them in arrival order.
 
     Args:
-        max_waiting: Requests that may wait besides the one running; more are `Busy`.
+        max_waiting: Requests that may wait besides those running; more are `Busy`.
+        running: Requests that run at once (the backend's `Capabilities.parallel`).
     """
 
-    def __init__(self, max_waiting: int = 64) -> None:
+    def __init__(self, max_waiting: int = 64, running: int = 1) -> None:
         self.max_waiting = max_waiting
+        self.running = running
         self._changed = threading.Condition()
         self._waiting: deque[object] = deque()
-        self._running = False
+        self._busy = 0
 
     @property
     def waiting(self) -> int:
@@ -55,11 +58,11 @@ class Scheduler:
         """
         ticket, started = object(), time.monotonic()
         with self._changed:
-            if len(self._waiting) + int(self._running) > self.max_waiting:
+            if len(self._waiting) + max(0, self._busy - self.running + 1) > self.max_waiting:
                 raise Busy
             self._waiting.append(ticket)
             try:
-                while self._running or self._waiting[0] is not ticket:
+                while self._busy >= self.running or self._waiting[0] is not ticket:
                     if cancel.is_set():
                         raise Gone
                     self._changed.wait(POLL_SECONDS)
@@ -68,10 +71,11 @@ class Scheduler:
                 self._changed.notify_all()
                 raise
             self._waiting.popleft()
-            self._running = True
+            self._busy += 1
+            self._changed.notify_all()  # the next in line may fit too
         try:
             yield time.monotonic() - started
         finally:
             with self._changed:
-                self._running = False
+                self._busy -= 1
                 self._changed.notify_all()

@@ -46,7 +46,7 @@ class Service:
         backend: The loaded model.
         names: The model's id (listed by /v1/models), then other names requests may use.
         defaults: Generation settings a request does not set (effort, sampling).
-        max_waiting: Requests that may wait while one runs; more are answered 503.
+        max_waiting: Requests that may wait while others run; more are answered 503.
         stream: How a reply is asked for; `backend.stream` unless a test steers the model.
     """
 
@@ -59,7 +59,7 @@ class Service:
         stream: Streamer | None = None,
     ) -> None:
         self.backend, self.names, self.defaults = backend, tuple(names), defaults
-        self.scheduler = Scheduler(max_waiting)
+        self.scheduler = Scheduler(max_waiting, backend.capabilities.parallel)
         self._stream: Streamer = stream or backend.stream
         self._context = backend.info().context_size
         self._created = int(time.time())

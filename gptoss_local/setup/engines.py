@@ -85,7 +85,7 @@ def _llama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
     options = LlamaOptions(backend_sampling=plan.gpu_layers != 0 and not wishes.cpu_sampling)
 
     def open_llama(progress: LoadProgress) -> Backend:
-        return load_planned(catalog, choice, plan, progress, options)
+        return load_planned(catalog, choice, plan, progress, options, wishes.parallel)
 
     generation = GenerationSettings(effort=wishes.effort)
     return Ready(choice.spec.name, open_llama, generation, plan.warnings)

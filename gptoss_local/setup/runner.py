@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gptoss_local import paths
@@ -58,15 +58,16 @@ def load_planned(
     the_plan: Plan,
     progress: LoadProgress = no_load_progress,
     options: LlamaOptions | None = None,
+    sequences: int = 1,
 ) -> LlamaCppBackend:
-    """Load `choice` into llama.cpp as `the_plan` says, with `options` for its replies; an
-    out-of-memory failure gets a hint with a plan that fits the memory free now."""
+    """Load `choice` into llama.cpp as `the_plan` says, with `options` for its replies and
+    `sequences` replies decoded together; an out-of-memory failure gets a hint with a plan that
+    fits the memory free now."""
 
     log_dir = paths.ensure_dir(paths.logs_dir())
     try:
-        return LlamaCppBackend(
-            choice.path, LoadSettings.from_plan(the_plan), log_dir / "llama.log", progress, options
-        )
+        settings = replace(LoadSettings.from_plan(the_plan), sequences=sequences)
+        return LlamaCppBackend(choice.path, settings, log_dir / "llama.log", progress, options)
     except BackendError as exc:
         if exc.kind == "out_of_memory":
             exc.hint = _plan_that_fits_now(cat, choice.spec) or exc.hint

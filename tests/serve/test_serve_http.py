@@ -189,6 +189,23 @@ def test_concurrent_clients_all_get_answers(served: Running) -> None:
     assert answers == ["Hello there"] * 8
 
 
+def test_with_two_sequences_a_short_reply_is_not_held_behind_a_long_one(
+    tiny_gguf: Path,
+) -> None:
+    with running_server(tiny_gguf, sequences=2) as served:
+        assert served.server.service.scheduler.running == 2
+        holder = threading.Thread(target=stream_slow, args=(served, 300))  # ~3 s of events
+        holder.start()
+        while not served.seen.conversations:
+            time.sleep(0.01)
+        client = openai.OpenAI(base_url=served.url, api_key="x", max_retries=0, timeout=60)
+        hi = [{"role": "user", "content": "hi"}]
+        done = client.chat.completions.create(model="tiny", messages=hi)  # type: ignore[arg-type]
+        assert done.choices[0].message.content == "Hello there"
+        assert holder.is_alive()  # one sequence, a queue, would have answered after it
+        holder.join(30)
+
+
 def test_a_full_queue_answers_503(tiny_gguf: Path) -> None:
     with running_server(tiny_gguf, max_waiting=1) as served:
         holder = threading.Thread(target=stream_slow, args=(served, 60))
@@ -292,7 +309,10 @@ def cached_on_return(tiny_gguf: Path, home: Path, *flags: str) -> tuple[int, int
 
         def ask(messages: list[dict]) -> openai.types.chat.ChatCompletion:
             return client.chat.completions.create(
-                model="tiny", messages=messages, max_tokens=8, seed=1  # type: ignore[arg-type]
+                model="tiny",
+                messages=messages,
+                max_tokens=8,
+                seed=1,  # type: ignore[arg-type]
             )
 
         picnic = "conversation A: plan a picnic by the river for four friends, with games. " * 4

@@ -88,6 +88,27 @@ def test_a_full_queue_is_busy_and_a_cancelled_wait_leaves_it() -> None:
         assert waited < 0.5
 
 
+def test_as_many_run_at_once_as_the_backend_decodes_together() -> None:
+    scheduler, cancel = Scheduler(max_waiting=1, running=2), threading.Event()
+    started: list[str] = []
+
+    def third() -> None:
+        with scheduler.slot(cancel):
+            started.append("third")
+
+    with scheduler.slot(cancel) as first_waited, scheduler.slot(cancel) as second_waited:
+        assert first_waited < 0.5 and second_waited < 0.5  # both run at once
+        waiter = threading.Thread(target=third)
+        waiter.start()
+        while scheduler.waiting < 1:
+            time.sleep(0.001)
+        with pytest.raises(Busy), scheduler.slot(cancel):
+            pass  # two running, one waiting: full
+        assert started == []
+    waiter.join(5)
+    assert started == ["third"] and scheduler.waiting == 0
+
+
 def test_only_loopback_binds_without_a_key() -> None:
     assert bind_problem("127.0.0.1", None) is None and bind_problem("::1", None) is None
     assert bind_problem("localhost", None) is None
