@@ -32,6 +32,7 @@ from gptoss_local.backends.sampling import KeptSampler, Sampler
 from gptoss_local.events import Event
 
 NO_CELLS = 1  # llama_decode's status when the KV cache has no room for the batch
+POLL_SECONDS = 1.0  # how often a reader waiting for events checks that the decoder still runs
 
 
 @dataclass
@@ -103,10 +104,6 @@ class ParallelDecoder:
         self._thread = threading.Thread(target=self._run, name="llama-parallel", daemon=True)
         self._thread.start()
 
-    @property
-    def sequences(self) -> int:
-        return len(self._slots)
-
     def stream(self, request: Request) -> Generator[Event, None, Stats]:
         """Queue `request` and yield its events as they are decoded; returns its stats."""
         if self._closing:
@@ -114,7 +111,12 @@ class ParallelDecoder:
         self._incoming.put(request)
         try:
             while True:
-                item = request.out.get()
+                try:
+                    item = request.out.get(timeout=POLL_SECONDS)
+                except queue.Empty:
+                    if not self._thread.is_alive():  # closed before it saw this request
+                        raise BackendError("the model was closed") from None
+                    continue
                 if isinstance(item, Stats):
                     return item
                 if isinstance(item, BaseException):

@@ -1,0 +1,59 @@
+"""`gptoss-local chat --backend openai` in a real terminal (tmux), against a real
+`gptoss-local serve` of the tiny model on loopback: the chat opens without a model of its own,
+streams a reply with its stats, and saves the chat as one of that engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from terminal_helpers import pane, until
+
+from gptoss_local.backends.ollama_probe import free_port
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+def test_chat_with_a_server_elsewhere(tiny_gguf: Path, isolated_home: Path, tmp_path: Path) -> None:
+    port = free_port()
+    server_env = {**os.environ, "GPTOSS_LOCAL_HOME": str(tmp_path / "server-home")}
+    serve = [sys.executable, "-m", "gptoss_local", "serve", "--model-path", str(tiny_gguf),
+             "--context", "2048", "--port", str(port)]  # fmt: skip
+    session = f"gptoss-test-{uuid.uuid4().hex[:8]}"
+    marker = tmp_path / "exit-code"
+    url = f"http://127.0.0.1:{port}/v1"
+    command = (
+        f"{sys.executable} -m gptoss_local chat --backend openai --base-url {url}; "
+        f"echo $? > {marker}"
+    )
+    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(isolated_home), "TERM": "xterm-256color"}
+    with subprocess.Popen(serve, env=server_env, stderr=subprocess.PIPE, text=True) as server:
+        try:
+            assert server.stderr is not None
+            for line in server.stderr:
+                if line.startswith("serving"):
+                    break
+            subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "35",
+                            "-e", f"GPTOSS_LOCAL_HOME={isolated_home}", command],
+                           check=True, env=env, cwd=Path(__file__).parents[2])  # fmt: skip
+            until(lambda: "openai" in pane(session), "the chat with the server", 60, session)
+            subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
+            until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
+            subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
+            until(marker.exists, "the app to quit")
+            until(lambda: marker.read_text().strip() != "", "the exit code")
+            assert marker.read_text().strip() == "0"
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+            server.terminate()
+            server.wait(30)
+    listed = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "--json"], env=env,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    (chat,) = json.loads(listed.stdout)["chats"]
+    assert (chat["title"], chat["messages"], chat["backend"]) == ("hello there", 2, "openai")
