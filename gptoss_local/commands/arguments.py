@@ -56,17 +56,6 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
         help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
     )  # fmt: skip
     parser.add_argument(
-        "--parallel", type=positive_int, metavar="N",
-        help="replies decoded together, sharing the context (llama.cpp engine; default: "
-        f"{GPU_PARALLEL} when the model runs on a GPU, 1 on a CPU, where more are no faster)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--cache-ram", type=non_negative_int, metavar="MIB",
-        help="RAM for the caches of conversations waiting for their next turn, so that each "
-        "reuses its own history (llama.cpp engine; default: a quarter of the free RAM, at most "
-        f"{DEFAULT_CACHE_RAM_MIB}; 0: none)",
-    )  # fmt: skip
-    parser.add_argument(
         "--show-reasoning", action="store_true", help="print the reasoning to stderr"
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per line on stdout")
@@ -165,17 +154,6 @@ def chat_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cpu-sampling", action="store_true",
         help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--parallel", type=positive_int, metavar="N",
-        help="replies decoded together, sharing the context (llama.cpp engine; default: "
-        f"{GPU_PARALLEL} when the model runs on a GPU, 1 on a CPU, where more are no faster)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--cache-ram", type=non_negative_int, metavar="MIB",
-        help="RAM for the caches of conversations waiting for their next turn, so that each "
-        "reuses its own history (llama.cpp engine; default: a quarter of the free RAM, at most "
-        f"{DEFAULT_CACHE_RAM_MIB}; 0: none)",
     )  # fmt: skip
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def pane(session: str) -> str:
@@ -24,3 +27,19 @@ def until(
             screen = f"; the terminal shows:\n{pane(session)}" if session else ""
             raise AssertionError(f"timed out waiting for {what}{screen}")
         time.sleep(0.1)  # polling a condition with a deadline, not a fixed wait
+
+
+def quit_chat(session: str, marker: Path) -> None:
+    """Ctrl+Q, then wait for the exit code the session's command writes to `marker`: 0."""
+    subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
+    until(lambda: marker.exists() and marker.read_text().strip() != "", "the app to quit", 60,
+          session)  # fmt: skip
+    assert marker.read_text().strip() == "0", pane(session)
+
+
+def the_saved_chat(env: dict[str, str]) -> dict:
+    """The one chat `gptoss-local chats --json` lists."""
+    listed = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "--json"], env=env,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    (chat,) = json.loads(listed.stdout)["chats"]
+    return dict(chat)

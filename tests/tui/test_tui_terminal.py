@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -11,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from terminal_helpers import pane, until
+from terminal_helpers import pane, quit_chat, the_saved_chat, until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
@@ -32,13 +31,8 @@ def test_chat_in_a_real_terminal(tiny_gguf: Path, isolated_home: Path, tmp_path:
         subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
         until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
         assert "hello there" in pane(session)
-        subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
-        until(marker.exists, "the app to quit")
-        until(lambda: marker.read_text().strip() != "", "the exit code")
-        assert marker.read_text().strip() == "0"
+        quit_chat(session, marker)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
-    listed = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "--json"], env=env,
-                            capture_output=True, text=True, check=True)  # fmt: skip
-    (chat,) = json.loads(listed.stdout)["chats"]
+    chat = the_saved_chat(env)
     assert (chat["title"], chat["messages"], chat["backend"]) == ("hello there", 2, "llamacpp")

@@ -18,7 +18,7 @@ import pytest
 from first_run_helpers import FILE, MODEL
 from http_fixture import FileServer
 from store_files import REPO
-from terminal_helpers import pane, until
+from terminal_helpers import pane, quit_chat, until
 
 from gptoss_local import config
 
@@ -68,13 +68,6 @@ def _start(session: str, env: dict[str, str], marker: Path) -> None:
                    check=True, env=env, cwd=Path(__file__).parents[2])  # fmt: skip
 
 
-def _quit(session: str, marker: Path) -> None:
-    subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
-    until(lambda: marker.exists() and marker.read_text().strip() != "", "the app to quit", 60,
-           session)  # fmt: skip
-    assert marker.read_text().strip() == "0", pane(session)
-
-
 def test_first_run_in_a_real_terminal(
     http_server: FileServer, tiny_gguf: Path, isolated_home: Path, tmp_path: Path
 ) -> None:
@@ -94,7 +87,7 @@ def test_first_run_in_a_real_terminal(
         until(lambda: "·  llamacpp" in pane(session), "the download and the load", 90, session)
         subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
         until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
-        _quit(session, marker)
+        quit_chat(session, marker)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     assert (isolated_home / "models" / FILE).read_bytes() == data
@@ -106,6 +99,6 @@ def test_first_run_in_a_real_terminal(
     try:  # the second run asks nothing: the chat screen loads the remembered model
         until(lambda: "·  llamacpp" in pane(session), "the chat, model loaded", 60, session)
         assert "Welcome to gptoss-local" not in pane(session)
-        _quit(session, marker)
+        quit_chat(session, marker)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

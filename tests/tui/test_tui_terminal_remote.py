@@ -4,7 +4,6 @@ streams a reply with its stats, and saves the chat as one of that engine."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -13,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from terminal_helpers import pane, until
+from terminal_helpers import pane, quit_chat, the_saved_chat, until
 
 from gptoss_local.backends.ollama_probe import free_port
 
@@ -45,15 +44,10 @@ def test_chat_with_a_server_elsewhere(tiny_gguf: Path, isolated_home: Path, tmp_
             until(lambda: "openai" in pane(session), "the chat with the server", 60, session)
             subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
             until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
-            subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
-            until(marker.exists, "the app to quit")
-            until(lambda: marker.read_text().strip() != "", "the exit code")
-            assert marker.read_text().strip() == "0"
+            quit_chat(session, marker)
         finally:
             subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
             server.terminate()
             server.wait(30)
-    listed = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "--json"], env=env,
-                            capture_output=True, text=True, check=True)  # fmt: skip
-    (chat,) = json.loads(listed.stdout)["chats"]
+    chat = the_saved_chat(env)
     assert (chat["title"], chat["messages"], chat["backend"]) == ("hello there", 2, "openai")
