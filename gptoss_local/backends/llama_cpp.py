@@ -87,7 +87,8 @@ class LlamaCppBackend:
             raise BackendError(str(exc), kind="bad_file") from None
         self._log = native.route_logs(log_path)
         self._native = load(self.path, settings, self._log, progress)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the context: decoding, the cache, the samplers
+        self._vocab_lock = threading.Lock()  # the vocabulary, which close() frees
         self._samplers = KeptSampler()
         self._closed = False  # before _special_ids, which closes on a foreign vocabulary
         ids = self._special_ids(tuple(STOP_TOKENS))
@@ -133,14 +134,15 @@ class LlamaCppBackend:
 
     def tokenize(self, text: str, special: bool = True) -> list[int]:
         """Text to token ids with this model's vocabulary."""
-        with self._lock:
-            self._check_open()
-            return self._tokenize(text, special)
+        return self._tokenize(text, special)
 
     def _tokenize(self, text: str, special: bool = True) -> list[int]:
-        # Native, and ctypes lets go of the GIL: only under the lock (or before other threads
-        # can see the backend), so that close() cannot free the vocabulary under it.
-        return native.tokenize(self._native.vocab, text, special)
+        # Native, and ctypes lets go of the GIL: under a lock of its own, so that close()
+        # cannot free the vocabulary under it, while replies decode (the vocabulary is only
+        # read: requests of `serve` tokenize beside the decoding thread, not between its steps).
+        with self._vocab_lock:
+            self._check_open()
+            return native.tokenize(self._native.vocab, text, special)
 
     def stream(
         self,
@@ -166,9 +168,7 @@ class LlamaCppBackend:
         )
         context_size = self.settings.context
         if self._parallel is not None:
-            with self._lock:
-                self._check_open()
-                tokens = self._fitting(self._tokenize(prompt, special=True))
+            tokens = self._fitting(self._tokenize(prompt, special=True))
             request = Request(tokens, settings, options, cancel or threading.Event())
             return (yield from self._parallel.stream(request))
         with self._lock:  # every native call of a reply, tokenizing included, holds it
@@ -245,11 +245,12 @@ class LlamaCppBackend:
             self._closed = True  # nothing new starts on it; the memory goes when we exit
             return
         try:
-            self._closed = True
-            self._samplers.drop()
-            bindings = native.lib()
-            bindings.llama_free(self._native.context)
-            bindings.llama_model_free(self._native.model)
+            with self._vocab_lock:
+                self._closed = True
+                self._samplers.drop()
+                bindings = native.lib()
+                bindings.llama_free(self._native.context)
+                bindings.llama_model_free(self._native.model)
         finally:
             self._lock.release()
 

@@ -180,7 +180,9 @@ def test_a_cancelled_prefill_leaves_what_newer_work_cached(tiny_gguf: Path) -> N
         assert finished(ran(backend.stream(nxt, high))).stats.cached_tokens == filled
 
 
-def test_every_native_tokenize_holds_the_lock_close_takes(tiny_gguf: Path, monkeypatch) -> None:
+def test_every_native_tokenize_holds_the_lock_close_frees_under(
+    tiny_gguf: Path, monkeypatch
+) -> None:
     """ctypes lets go of the GIL in llama_tokenize: done outside the lock, close() on another
     thread could free the vocabulary under it (it crashed the process)."""
     from gptoss_local.backends import llama_native
@@ -190,7 +192,7 @@ def test_every_native_tokenize_holds_the_lock_close_takes(tiny_gguf: Path, monke
         real = llama_native.tokenize
 
         def spy(vocab, text, special):  # type: ignore[no-untyped-def]
-            held.append(backend._lock.locked())
+            held.append(backend._vocab_lock.locked())
             return real(vocab, text, special)
 
         monkeypatch.setattr(llama_native, "tokenize", spy)
