@@ -6,7 +6,11 @@ keeps each conversation's prefix evaluates only the new message), all clients st
 and every reply is streamed from /v1/chat/completions with exactly `--tokens` tokens (end
 tokens banned in our server, `ignore_eos` in llama-server: random weights stop at random).
 Throughput is all clients' generated tokens over the wall time; TTFT is from sending a request
-to its first streamed text, median and 90th percentile over every request.
+to its first streamed text, median and 90th percentile over every request. With random weights
+the model writes no Harmony header, and our parser holds such text until it is sure none is
+coming (256 characters, some 28 tokens), so our TTFT here includes that many tokens' decoding;
+"1st token" is our engine's own time to its first sampled token, the figure a real model's
+header-first reply would show.
 
 Each server runs in a process of its own, with `-np 1` (one sequence, requests queue) and
 `-np N` (N sequences decoded together, N the most clients): ours (`--serve`, the same Service
@@ -33,6 +37,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
@@ -41,12 +46,38 @@ TEXT = ("The harbour town wakes early: boats go out before dawn, the market open
         "by noon the fish is sold. ") * 6  # fmt: skip
 
 
+def timed(backend: Any, timings: Path) -> Callable[..., Any]:
+    """`backend.stream`, appending each reply's time to its first sampled token (the engine's
+    own figure) to `timings`."""
+    from gptoss_local.backends.base import Reply
+
+    def stream(conversation: Any, settings: Any, cancel: Any) -> Reply:
+        reply = backend.stream(conversation, settings, cancel)
+
+        def events() -> Iterator[Any]:
+            yield from reply
+            with timings.open("a") as sink:
+                sink.write(f"{reply.stats.ttft_seconds}\n")
+            return reply.stats
+
+        return Reply(events())  # type: ignore[arg-type]
+
+    return stream
+
+
 def serve(
-    model: Path, port: int, context: int, gpu_layers: int, cache_ram: int, sequences: int
+    model: Path,
+    port: int,
+    context: int,
+    gpu_layers: int,
+    cache_ram: int,
+    sequences: int,
+    timings: Path,
 ) -> None:
     """Our server on `port`, every reply exactly as long as asked (end tokens banned), with
     `cache_ram` MiB for conversations waiting their turn (`gptoss-local serve --cache-ram`) and
-    `sequences` replies decoded together (`--parallel`)."""
+    `sequences` replies decoded together (`--parallel`); each reply's time to its first token
+    goes to `timings`."""
     from gptoss_local.backends.base import GenerationSettings
     from gptoss_local.backends.llama_cpp import LlamaCppBackend
     from gptoss_local.backends.llama_load import LoadSettings
@@ -61,7 +92,7 @@ def serve(
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ends)
     backend.options = LlamaOptions(logit_bias=ban, backend_sampling=gpu_layers != 0)
     backend.keep_conversations(cache_ram << 20)
-    service = Service(backend, ("bench",), GenerationSettings())
+    service = Service(backend, ("bench",), GenerationSettings(), stream=timed(backend, timings))
     import logging
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")  # into --log
@@ -158,12 +189,26 @@ def round_of(port: int, clients: int, turns: int, tokens: int) -> dict:
     }  # fmt: skip
 
 
-def measure(name: str, command: list[str], port: int, args: argparse.Namespace) -> list[dict]:
+def measure(
+    name: str,
+    command: list[str],
+    port: int,
+    args: argparse.Namespace,
+    timings: Path | None = None,
+) -> list[dict]:
+    """Warm up, then a round per client count; with `timings` (ours), also the median time to
+    the first sampled token that the server wrote there."""
     rows = []
     with started(command, port, args.log):
         round_of(port, 1, 1, 8)  # warm-up
         for clients in args.clients:
-            rows.append({"server": name, **round_of(port, clients, args.turns, args.tokens)})
+            if timings:
+                timings.write_text("")
+            row = {"server": name, **round_of(port, clients, args.turns, args.tokens)}
+            if timings:
+                firsts = [float(x) for x in timings.read_text().split() if x != "None"]
+                row["first_token_median_s"] = round(statistics.median(firsts), 3)
+            rows.append(row)
             print(json.dumps(rows[-1]), file=sys.stderr)
     return rows
 
@@ -172,10 +217,12 @@ def measure_ours(args: argparse.Namespace, sequences: int) -> list[dict]:
     """Our server, in a process of its own, with `sequences` decoded together sharing a
     context of `sequences` times `--context` (as llama-server's `-np N -c N*context`)."""
     port = free_port()
+    timings = args.log.with_name(f"first-tokens-{port}.txt")
     command = [sys.executable, __file__, str(args.model), "--serve", str(port),
                "--context", str(args.context * sequences), "--gpu-layers", str(args.gpu_layers),
-               "--cache-ram", str(args.cache_ram), "--sequences", str(sequences)]  # fmt: skip
-    return measure(f"gptoss-local serve -np {sequences}", command, port, args)
+               "--cache-ram", str(args.cache_ram), "--sequences", str(sequences),
+               "--timings", str(timings)]  # fmt: skip
+    return measure(f"gptoss-local serve -np {sequences}", command, port, args, timings)
 
 
 def measure_llama_server(args: argparse.Namespace, slots: int) -> list[dict]:
@@ -214,10 +261,11 @@ def main() -> None:
     parser.add_argument("--log", type=Path, default=Path("/tmp/bench-serve.log"))
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--sequences", type=int, default=1, help=argparse.SUPPRESS)
+    parser.add_argument("--timings", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.model, args.serve, args.context, args.gpu_layers, args.cache_ram,
-              args.sequences)  # fmt: skip
+              args.sequences, args.timings)  # fmt: skip
         return
     args.load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     servers: list[Callable[[], list[dict]]] = []
@@ -251,26 +299,28 @@ def render(rows: list[dict], args: argparse.Namespace) -> str:
         f"(1, 5, 15 min) before {_load(args.load_before)}, after "
         f"{_load(os.getloadavg() if hasattr(os, 'getloadavg') else None)}",
         f"{'server':28} {'clients':>7} {'requests':>8} {'tokens/s':>9} {'TTFT med':>9} "
-        f"{'TTFT p90':>9} {'cached':>7}",
+        f"{'TTFT p90':>9} {'cached':>7} {'1st token med':>13}",
     ]
-    for r in rows:
-        cached = "-" if r["cached_share"] is None else f"{r['cached_share']:.0%}"
-        lines.append(f"{r['server']:28} {r['clients']:7} {r['requests']:8} "
-                     f"{r['throughput_tps']:9.1f} {r['ttft_median_s']:9.3f} "
-                     f"{r['ttft_p90_s']:9.3f} {cached:>7}")  # fmt: skip
+    lines += [_line(r) for r in rows]
     if args.repeats > 1:
         lines += ["", f"median of the {args.repeats} runs:", lines[2]]
         for server, clients in dict.fromkeys((r["server"], r["clients"]) for r in rows):
             runs = [r for r in rows if (r["server"], r["clients"]) == (server, clients)]
-            mid = {k: statistics.median(r[k] for r in runs)
-                   for k in ("throughput_tps", "ttft_median_s", "ttft_p90_s")}  # fmt: skip
-            cached = runs[0]["cached_share"]
-            shown = "-" if cached is None else f"{cached:.0%}"
-            lines.append(f"{server:28} {clients:7} {runs[0]['requests']:8} "
-                         f"{mid['throughput_tps']:9.1f} {mid['ttft_median_s']:9.3f} "
-                         f"{mid['ttft_p90_s']:9.3f} {shown:>7}")  # fmt: skip
+            keys = ("throughput_tps", "ttft_median_s", "ttft_p90_s", "first_token_median_s")
+            mid = {k: statistics.median(r[k] for r in runs) for k in keys if k in runs[0]}
+            lines.append(_line({**runs[0], **mid}))
     lines.append("json: " + json.dumps(rows))
     return "\n".join(lines) + "\n"
+
+
+def _line(r: dict) -> str:
+    """One row of the table; the first-token column is ours only (the engine's own figure)."""
+    cached = "-" if r["cached_share"] is None else f"{r['cached_share']:.0%}"
+    first = r.get("first_token_median_s")
+    shown = "-" if first is None else f"{first:.3f}"
+    return (f"{r['server']:28} {r['clients']:7} {r['requests']:8} {r['throughput_tps']:9.1f} "
+            f"{r['ttft_median_s']:9.3f} {r['ttft_p90_s']:9.3f} {cached:>7} "
+            f"{shown:>13}")  # fmt: skip
 
 
 def _load(load: tuple[float, ...] | None) -> str:
