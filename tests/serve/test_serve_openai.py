@@ -23,9 +23,10 @@ TOOLS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def served(tiny_gguf: Path) -> Iterator[Running]:
-    with running_server(tiny_gguf) as running:
+@pytest.fixture(scope="module", params=[1, 2], ids=["one-sequence", "two-sequences"])
+def served(tiny_gguf: Path, request: pytest.FixtureRequest) -> Iterator[Running]:
+    """The server with one sequence (a queue), and with two decoded together."""
+    with running_server(tiny_gguf, sequences=request.param) as running:
         yield running
 
 
