@@ -1,8 +1,8 @@
 """Other conversations' KV caches, kept in RAM so that each keeps its prefix between turns.
 
-The llama.cpp backend decodes one sequence. When `serve` takes turns of several conversations,
-each new conversation would trim away the last one's cache, and every turn would evaluate its
-whole history again. Instead, the cache of the conversation being left is copied to RAM
+A llama.cpp sequence caches one conversation. When `serve` takes turns of more conversations
+than it has sequences, each new one would trim away another's cache, and every turn would
+evaluate its whole history again. Instead, the cache of the conversation being left is copied to RAM
 (`llama_state_seq_get_data`, with its window checkpoints) and copied back when that
 conversation returns: a copy of the cache is far cheaper than evaluating its tokens again.
 The shelf holds at most `max_bytes`; the least recently used state goes first.
