@@ -9,8 +9,9 @@ Throughput is all clients' generated tokens over the wall time; TTFT is from sen
 to its first streamed text, median and 90th percentile over every request. With random weights
 the model writes no Harmony header, and our parser holds such text until it is sure none is
 coming (256 characters, some 28 tokens), so our TTFT here includes that many tokens' decoding;
-"1st token" is our engine's own time to its first sampled token, the figure a real model's
-header-first reply would show.
+"hold" is the median time from our engine's first sampled token to that first text, which a
+real model's header-first reply would not wait; our TTFT less the hold is comparable with
+llama-server's, which streams such text at once.
 
 Each server runs in a process of its own, with `-np 1` (one sequence, requests queue) and
 `-np N` (N sequences decoded together, N the most clients): ours (`--serve`, the same Service
@@ -47,17 +48,24 @@ TEXT = ("The harbour town wakes early: boats go out before dawn, the market open
 
 
 def timed(backend: Any, timings: Path) -> Callable[..., Any]:
-    """`backend.stream`, appending each reply's time to its first sampled token (the engine's
-    own figure) to `timings`."""
+    """`backend.stream`, appending to `timings` how long each reply's first text came after its
+    first sampled token (the engine's own figure): the parser's hold on headerless text."""
     from gptoss_local.backends.base import Reply
 
     def stream(conversation: Any, settings: Any, cancel: Any) -> Reply:
+        called = time.perf_counter()
         reply = backend.stream(conversation, settings, cancel)
 
         def events() -> Iterator[Any]:
-            yield from reply
-            with timings.open("a") as sink:
-                sink.write(f"{reply.stats.ttft_seconds}\n")
+            first_text = None
+            for event in reply:
+                if first_text is None and getattr(event, "text", ""):
+                    first_text = time.perf_counter() - called
+                yield event
+            first_token = reply.stats.ttft_seconds
+            if first_text is not None and first_token is not None:
+                with timings.open("a") as sink:
+                    sink.write(f"{max(0.0, first_text - first_token)}\n")
             return reply.stats
 
         return Reply(events())  # type: ignore[arg-type]
@@ -76,8 +84,8 @@ def serve(
 ) -> None:
     """Our server on `port`, every reply exactly as long as asked (end tokens banned), with
     `cache_ram` MiB for conversations waiting their turn (`gptoss-local serve --cache-ram`) and
-    `sequences` replies decoded together (`--parallel`); each reply's time to its first token
-    goes to `timings`."""
+    `sequences` replies decoded together (`--parallel`); each reply's hold on its first text goes
+    to `timings`."""
     from gptoss_local.backends.base import GenerationSettings
     from gptoss_local.backends.llama_cpp import LlamaCppBackend
     from gptoss_local.backends.llama_load import LoadSettings
@@ -196,8 +204,8 @@ def measure(
     args: argparse.Namespace,
     timings: Path | None = None,
 ) -> list[dict]:
-    """Warm up, then a round per client count; with `timings` (ours), also the median time to
-    the first sampled token that the server wrote there."""
+    """Warm up, then a round per client count; with `timings` (ours), also the median hold on
+    the first text that the server wrote there."""
     rows = []
     with started(command, port, args.log):
         round_of(port, 1, 1, 8)  # warm-up
@@ -206,8 +214,8 @@ def measure(
                 timings.write_text("")
             row = {"server": name, **round_of(port, clients, args.turns, args.tokens)}
             if timings:
-                firsts = [float(x) for x in timings.read_text().split() if x != "None"]
-                row["first_token_median_s"] = round(statistics.median(firsts), 3)
+                holds = [float(x) for x in timings.read_text().split()]
+                row["text_hold_median_s"] = round(statistics.median(holds), 3) if holds else None
             rows.append(row)
             print(json.dumps(rows[-1]), file=sys.stderr)
     return rows
@@ -299,28 +307,29 @@ def render(rows: list[dict], args: argparse.Namespace) -> str:
         f"(1, 5, 15 min) before {_load(args.load_before)}, after "
         f"{_load(os.getloadavg() if hasattr(os, 'getloadavg') else None)}",
         f"{'server':28} {'clients':>7} {'requests':>8} {'tokens/s':>9} {'TTFT med':>9} "
-        f"{'TTFT p90':>9} {'cached':>7} {'1st token med':>13}",
+        f"{'TTFT p90':>9} {'cached':>7} {'hold med':>9}",
     ]
     lines += [_line(r) for r in rows]
     if args.repeats > 1:
         lines += ["", f"median of the {args.repeats} runs:", lines[2]]
         for server, clients in dict.fromkeys((r["server"], r["clients"]) for r in rows):
             runs = [r for r in rows if (r["server"], r["clients"]) == (server, clients)]
-            keys = ("throughput_tps", "ttft_median_s", "ttft_p90_s", "first_token_median_s")
-            mid = {k: statistics.median(r[k] for r in runs) for k in keys if k in runs[0]}
+            keys = ("throughput_tps", "ttft_median_s", "ttft_p90_s", "text_hold_median_s")
+            mid = {k: statistics.median(r[k] for r in runs) for k in keys
+                   if all(r.get(k) is not None for r in runs)}  # fmt: skip
             lines.append(_line({**runs[0], **mid}))
     lines.append("json: " + json.dumps(rows))
     return "\n".join(lines) + "\n"
 
 
 def _line(r: dict) -> str:
-    """One row of the table; the first-token column is ours only (the engine's own figure)."""
+    """One row of the table; the hold column is ours only (the engine's own figure)."""
     cached = "-" if r["cached_share"] is None else f"{r['cached_share']:.0%}"
-    first = r.get("first_token_median_s")
-    shown = "-" if first is None else f"{first:.3f}"
+    hold = r.get("text_hold_median_s")
+    shown = "-" if hold is None else f"{hold:.3f}"
     return (f"{r['server']:28} {r['clients']:7} {r['requests']:8} {r['throughput_tps']:9.1f} "
             f"{r['ttft_median_s']:9.3f} {r['ttft_p90_s']:9.3f} {cached:>7} "
-            f"{shown:>13}")  # fmt: skip
+            f"{shown:>9}")  # fmt: skip
 
 
 def _load(load: tuple[float, ...] | None) -> str:
