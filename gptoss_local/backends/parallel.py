@@ -1,7 +1,7 @@
 """Several replies decoded together, one token each per `llama_decode`, on llama.cpp sequences.
 
 On a GPU a batch of eight tokens costs little more than one (decode reads the weights once per
-step), so eight clients of `serve` got 1.8 times the tokens per second of a queue on an H200,
+step), so eight clients of `serve` got 1.7 times the tokens per second of a queue on an H200,
 and their first tokens without waiting for the others' replies (bench/RESULTS.md, "serve"). One
 thread owns the context: each step it adds the next token of every generating reply and a
 chunk of each new prompt to one batch, decodes it, samples each reply's token at its place in

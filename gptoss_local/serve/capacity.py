@@ -4,7 +4,7 @@ waiting for their next turn."""
 from __future__ import annotations
 
 MIB = 1 << 20
-# Replies decoded together on a GPU: eight clients of the 20b shape got 1.8 times a queue's
+# Replies decoded together on a GPU: eight clients of the 20b shape got 1.7 times a queue's
 # tokens per second on an H200 (bench/RESULTS.md, "serve"); on a CPU one at a time is as fast.
 GPU_PARALLEL = 4
 # llama-server keeps up to 8 GiB of prompt caches; half that holds some 35 conversations of 4,000
