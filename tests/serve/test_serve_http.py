@@ -132,10 +132,10 @@ def test_a_non_loopback_address_needs_a_key_before_anything_loads(tmp_path: Path
     assert "needs a key: add --api-key KEY" in done.stderr and "Traceback" not in done.stderr
 
 
-def stream_slow(served: Running, read_events: int) -> None:
+def stream_slow(served: Running, read_events: int, max_tokens: int = 1500) -> None:
     """Start a streamed reply that never stops by itself, read a few events, hang up."""
     connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
-    body = chat_body("slow reply", stream=True, max_tokens=1500)
+    body = chat_body("slow reply", stream=True, max_tokens=max_tokens)
     connection.request("POST", "/v1/chat/completions", body=body,
                        headers={"Content-Type": "application/json"})  # fmt: skip
     answer = connection.getresponse()
@@ -190,11 +190,16 @@ def test_concurrent_clients_all_get_answers(served: Running) -> None:
 
 
 def test_with_two_sequences_a_short_reply_is_not_held_behind_a_long_one(
-    tiny_gguf: Path,
+    tiny_gguf: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with running_server(tiny_gguf, sequences=2) as served:
+    with (
+        caplog.at_level(logging.INFO, logger="gptoss_local.serve"),
+        running_server(tiny_gguf, sequences=2) as served,
+    ):
         assert served.server.service.scheduler.running == 2
-        holder = threading.Thread(target=stream_slow, args=(served, 300))  # ~3 s of events
+        # ~2 s of slowed events; the decoder is not held back by its reader, so it may finish
+        # the 600 tokens first, and the hung-up request then drains the rest.
+        holder = threading.Thread(target=stream_slow, args=(served, 200, 600))
         holder.start()
         while not served.seen.conversations:
             time.sleep(0.01)
@@ -204,6 +209,10 @@ def test_with_two_sequences_a_short_reply_is_not_held_behind_a_long_one(
         assert done.choices[0].message.content == "Hello there"
         assert holder.is_alive()  # one sequence, a queue, would have answered after it
         holder.join(30)
+        deadline = time.monotonic() + 30  # both log lines, before the next test's capture
+        while sum("completion=" in r.getMessage() for r in caplog.records) < 2:
+            assert time.monotonic() < deadline, "the hung-up request was never logged"
+            time.sleep(0.05)
 
 
 def test_a_full_queue_answers_503(tiny_gguf: Path) -> None:
