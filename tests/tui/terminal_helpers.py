@@ -9,6 +9,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+REPO = Path(__file__).parents[2]
+
+
+def open_session(
+    session: str, command: str, env: dict[str, str], keep: tuple[str, ...], size: str = "120x35"
+) -> None:
+    """Run `command` in a new detached tmux `session` of `size` columns x rows, from the repo,
+    with the variables named in `keep` taken from `env` (tmux's server may hold another env)."""
+    width, height = size.split("x")
+    exports = [a for name in keep for a in ("-e", f"{name}={env[name]}")]
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", width, "-y", height,
+                    *exports, command], check=True, env=env, cwd=REPO)  # fmt: skip
+
 
 def pane(session: str) -> str:
     """What the tmux `session` shows now."""

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from terminal_helpers import pane, quit_chat, the_saved_chat, until
+from terminal_helpers import open_session, pane, quit_chat, the_saved_chat, until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
@@ -23,9 +23,7 @@ def test_chat_in_a_real_terminal(tiny_gguf: Path, isolated_home: Path, tmp_path:
         f"echo $? > {marker}"
     )
     env = {**os.environ, "GPTOSS_LOCAL_HOME": str(isolated_home), "TERM": "xterm-256color"}
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "35",
-                    "-e", f"GPTOSS_LOCAL_HOME={isolated_home}", command],
-                   check=True, env=env, cwd=Path(__file__).parents[2])  # fmt: skip
+    open_session(session, command, env, ("GPTOSS_LOCAL_HOME",))
     try:
         until(lambda: "llamacpp" in pane(session), "the chat with the model loaded", 60, session)
         subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)

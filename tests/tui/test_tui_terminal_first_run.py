@@ -18,7 +18,7 @@ import pytest
 from first_run_helpers import FILE, MODEL
 from http_fixture import FileServer
 from store_files import REPO
-from terminal_helpers import pane, quit_chat, until
+from terminal_helpers import open_session, pane, quit_chat, until
 
 from gptoss_local import config
 
@@ -62,10 +62,8 @@ sha256 = "{hashlib.sha256(data).hexdigest()}"
 
 def _start(session: str, env: dict[str, str], marker: Path) -> None:
     command = f"{sys.executable} -m gptoss_local chat; echo $? > {marker}"
-    exports = [f"{k}={env[k]}" for k in ("GPTOSS_LOCAL_HOME", "GPTOSS_LOCAL_MANIFEST")]
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "150", "-y", "50",
-                    *[a for e in exports for a in ("-e", e)], command],
-                   check=True, env=env, cwd=Path(__file__).parents[2])  # fmt: skip
+    keep = ("GPTOSS_LOCAL_HOME", "GPTOSS_LOCAL_MANIFEST")
+    open_session(session, command, env, keep, "150x50")
 
 
 def test_first_run_in_a_real_terminal(

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from terminal_helpers import pane, quit_chat, the_saved_chat, until
+from terminal_helpers import open_session, pane, quit_chat, the_saved_chat, until
 
 from gptoss_local.backends.ollama_probe import free_port
 
@@ -38,9 +38,7 @@ def test_chat_with_a_server_elsewhere(tiny_gguf: Path, isolated_home: Path, tmp_
             for line in server.stderr:
                 if line.startswith("serving"):
                     break
-            subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "35",
-                            "-e", f"GPTOSS_LOCAL_HOME={isolated_home}", command],
-                           check=True, env=env, cwd=Path(__file__).parents[2])  # fmt: skip
+            open_session(session, command, env, ("GPTOSS_LOCAL_HOME",))
             until(lambda: "openai" in pane(session), "the chat with the server", 60, session)
             subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
             until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
