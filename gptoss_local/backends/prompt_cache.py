@@ -53,9 +53,9 @@ class PromptCache:
 
         At least the last prompt token is always left to evaluate, for its logits.
         """
+        self._live.oldest = self._oldest()
         if self.shelf is not None:
             self._switch_conversation(prompt, self.shelf)
-        self._live.oldest = self._oldest()
         keep, checkpoint = self._live.reuse_plan(prompt, self._window)
         if checkpoint is not None:
             self._restore_checkpoint(checkpoint)
@@ -107,7 +107,6 @@ class PromptCache:
         end = live.prompt_end
         if live.tokens and len(prompt) >= end > 0 and prompt[:end] == live.tokens[:end]:
             return  # the next turn (or a retry) of the same conversation
-        live.oldest = self._oldest()
         here = live.reusable(prompt, self._window)
         wanted = shelf.take_best(prompt, self._window, here + MIN_SHELVED_GAIN)
         if len(live.tokens) - here >= MIN_SHELVED_GAIN:

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+PREFIX_BLOCK = 256  # tokens compared at once by `common_prefix`
+
 
 @dataclass(frozen=True)
 class Checkpoint:
@@ -108,9 +110,18 @@ class StateShelf:
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """The length of the longest common prefix of two token lists."""
+    """The length of the longest common prefix of two token lists.
+
+    Blocks are compared as slices first (in C), so a long shared history costs little: the
+    shelf compares every prompt with each state it holds.
+    """
     limit = min(len(a), len(b))
     index = 0
+    while (
+        index + PREFIX_BLOCK <= limit
+        and a[index : index + PREFIX_BLOCK] == b[index : index + PREFIX_BLOCK]
+    ):
+        index += PREFIX_BLOCK
     while index < limit and a[index] == b[index]:
         index += 1
     return index

@@ -20,14 +20,23 @@ from gptoss_local.serve.capacity import DEFAULT_CACHE_RAM_MIB, GPU_PARALLEL
 LOCAL_BACKENDS = tuple(b for b in BACKENDS if b != "openai")  # what `serve` can load here
 
 
+def model_source_arguments(parser: argparse.ArgumentParser, backends: tuple[str, ...]) -> None:
+    """What to load and with which engine: the options `run`, `chat` and `serve` share."""
+    parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
+    parser.add_argument(
+        "--backend", choices=backends,
+        help="engine (default: the settings file's, else llamacpp)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cpu-sampling", action="store_true",
+        help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
+    )  # fmt: skip
+
+
 def run_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `run`."""
     parser.add_argument("prompt", nargs="?", help="the question (default: read from stdin)")
-    parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
-    parser.add_argument(
-        "--backend", choices=BACKENDS,
-        help="engine (default: the settings file's, else llamacpp)",
-    )  # fmt: skip
+    model_source_arguments(parser, BACKENDS)
     client_arguments(parser)
     parser.add_argument("--instructions", help="instructions for the model (a system prompt)")
     parser.add_argument(
@@ -50,10 +59,6 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-tool", action="append", default=[], metavar="NAME",
         help="offer this tool and run its calls without asking: python, an MCP tool as "
         "`gptoss-local tools` lists it, or a pattern such as 'git__*' (repeatable)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--cpu-sampling", action="store_true",
-        help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
     )  # fmt: skip
     parser.add_argument(
         "--show-reasoning", action="store_true", help="print the reasoning to stderr"
@@ -85,11 +90,7 @@ def client_arguments(parser: argparse.ArgumentParser) -> None:
 
 def serve_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `serve` beyond the shared model wishes."""
-    parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
-    parser.add_argument(
-        "--backend", choices=LOCAL_BACKENDS,
-        help="engine (default: the settings file's, else llamacpp)",
-    )  # fmt: skip
+    model_source_arguments(parser, LOCAL_BACKENDS)
     parser.add_argument(
         "--host", default="127.0.0.1",
         help="address to listen on (default 127.0.0.1; any other needs --api-key)",
@@ -112,10 +113,6 @@ def serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-waiting", type=positive_int, default=64, metavar="N",
         help="requests that may wait while one runs; more are refused with 503 (default 64)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--cpu-sampling", action="store_true",
-        help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
     )  # fmt: skip
     parser.add_argument(
         "--parallel", type=positive_int, metavar="N",
@@ -142,19 +139,11 @@ def bench_arguments(parser: argparse.ArgumentParser) -> None:
 
 def chat_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `chat` beyond the shared model wishes."""
-    parser.add_argument("--model-path", type=Path, metavar="FILE", help="any gpt-oss GGUF file")
     parser.add_argument(
         "--chat", type=chat_id, metavar="ID", help="reopen a saved chat (see `chats`)"
     )
-    parser.add_argument(
-        "--backend", choices=BACKENDS,
-        help="engine (default: the settings file's, else llamacpp)",
-    )  # fmt: skip
+    model_source_arguments(parser, BACKENDS)
     client_arguments(parser)
-    parser.add_argument(
-        "--cpu-sampling", action="store_true",
-        help="pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)",
-    )  # fmt: skip
 
 
 def chats_arguments(parser: argparse.ArgumentParser) -> None:
