@@ -215,12 +215,18 @@ class ParallelDecoder:
                 )
             self._make_room()  # nothing of the batch went in: make room and try again
             entries = self._fill_batch()
+        taken: dict[int, list[int]] = {}  # per sequence, the tokens that went in, in order
         for slot, token, _logits in entries:
-            slot.cache.tokens.append(token)
+            taken.setdefault(slot.cache.sequence, []).append(token)
+        for slot in self._active():
+            tokens = taken.get(slot.cache.sequence)
+            if not tokens:
+                continue
+            slot.cache.tokens.extend(tokens)
             if slot.next_token is not None:
-                slot.next_token = None
+                slot.next_token = None  # a generating reply puts in one token a step
             else:
-                slot.pending.pop(0)
+                del slot.pending[: len(tokens)]
         for index, (slot, _token, logits) in enumerate(entries):
             if logits:
                 self._sampled(slot, index)
