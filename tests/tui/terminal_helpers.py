@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from gptoss_local.tui.widgets import NO_ANSWER
+
 REPO = Path(__file__).parents[2]
 
 
@@ -40,6 +42,13 @@ def until(
             screen = f"; the terminal shows:\n{pane(session)}" if session else ""
             raise AssertionError(f"timed out waiting for {what}{screen}")
         time.sleep(0.1)  # polling a condition with a deadline, not a fixed wait
+
+
+def wait_for_reply(session: str, timeout: float = 60.0) -> None:
+    """Wait until the reply has ended: its rate in the status bar, or the transcript's "no answer"
+    (a random-weight model may end its reply at its first token, which leaves no rate to show)."""
+    ended = lambda: any(t in pane(session) for t in ("tok/s", NO_ANSWER))  # noqa: E731
+    until(ended, "the end of the reply", timeout, session)
 
 
 def quit_chat(session: str, marker: Path) -> None:

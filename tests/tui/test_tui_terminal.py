@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from terminal_helpers import open_session, pane, quit_chat, the_saved_chat, until
+from terminal_helpers import open_session, pane, quit_chat, the_saved_chat, until, wait_for_reply
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
@@ -27,7 +27,7 @@ def test_chat_in_a_real_terminal(tiny_gguf: Path, isolated_home: Path, tmp_path:
     try:
         until(lambda: "llamacpp" in pane(session), "the chat with the model loaded", 60, session)
         subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
-        until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
+        wait_for_reply(session)
         assert "hello there" in pane(session)
         quit_chat(session, marker)
     finally:

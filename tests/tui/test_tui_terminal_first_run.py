@@ -18,7 +18,7 @@ import pytest
 from first_run_helpers import FILE, MODEL
 from http_fixture import FileServer
 from store_files import REPO
-from terminal_helpers import open_session, pane, quit_chat, until
+from terminal_helpers import open_session, pane, quit_chat, until, wait_for_reply
 
 from gptoss_local import config
 
@@ -84,7 +84,7 @@ def test_first_run_in_a_real_terminal(
         # "·  llamacpp": the status bar (the plan on the first-run screen names it too)
         until(lambda: "·  llamacpp" in pane(session), "the download and the load", 90, session)
         subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
-        until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
+        wait_for_reply(session)
         quit_chat(session, marker)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

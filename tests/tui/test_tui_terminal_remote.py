@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from terminal_helpers import open_session, pane, quit_chat, the_saved_chat, until
+from terminal_helpers import open_session, pane, quit_chat, the_saved_chat, until, wait_for_reply
 
 from gptoss_local.backends.ollama_probe import free_port
 
@@ -41,7 +41,7 @@ def test_chat_with_a_server_elsewhere(tiny_gguf: Path, isolated_home: Path, tmp_
             open_session(session, command, env, ("GPTOSS_LOCAL_HOME",))
             until(lambda: "openai" in pane(session), "the chat with the server", 60, session)
             subprocess.run(["tmux", "send-keys", "-t", session, "hello there", "Enter"], check=True)
-            until(lambda: "tok/s" in pane(session), "the reply's stats", 60, session)
+            wait_for_reply(session)
             quit_chat(session, marker)
         finally:
             subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
