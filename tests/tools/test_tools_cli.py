@@ -97,19 +97,23 @@ def test_run_refuses_a_tool_that_does_not_exist() -> None:
                    "--allow-tool nope: no such tool", "gptoss-local tools")  # fmt: skip
 
 
-def test_run_streams_calls_and_results_as_json(
-    tiny_gguf: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """run's loop and JSON writer on the steered tiny model (the CLI cannot steer it)."""
+def _run_steered(tiny_gguf: Path, json_lines: bool) -> int:
+    """run's loop and writer on the steered tiny model (the CLI cannot steer it), python allowed."""
     registry = open_tools(Settings(), label="run", mcp=False)
-    args = Namespace(json=True, show_reasoning=False)
+    args = Namespace(json=json_lines, show_reasoning=False)
     conversation = registry.offer(Conversation((Message("user", "6*7?"),), current_date=DATE))
     try:
         with open_tiny(tiny_gguf) as backend:
             loop = ToolLoop(steered_turns(backend), registry, Approvals(["python"]))
-            assert run_command._stream(loop, conversation, SEEDED, args) == 0
+            return run_command._stream(loop, conversation, SEEDED, args)
     finally:
         registry.close()
+
+
+def test_run_streams_calls_and_results_as_json(
+    tiny_gguf: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run_steered(tiny_gguf, json_lines=True) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     kinds = [r["type"] for r in records]
     assert kinds.index("tool_call") < kinds.index("tool_result") < kinds.index("answer")
@@ -123,15 +127,7 @@ def test_run_streams_calls_and_results_as_json(
 def test_run_text_mode_shows_calls_on_stderr(
     tiny_gguf: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    registry = open_tools(Settings(), label="run", mcp=False)
-    args = Namespace(json=False, show_reasoning=False)
-    conversation = registry.offer(Conversation((Message("user", "6*7?"),), current_date=DATE))
-    try:
-        with open_tiny(tiny_gguf) as backend:
-            loop = ToolLoop(steered_turns(backend), registry, Approvals(["python"]))
-            run_command._stream(loop, conversation, SEEDED, args)
-    finally:
-        registry.close()
+    _run_steered(tiny_gguf, json_lines=False)
     out, err = capsys.readouterr()
     assert out == "The answer is 42\n"
     assert '[tool call] python {"code": "print(6*7)"}' in err and "[tool result] python: 42" in err
