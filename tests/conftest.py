@@ -28,6 +28,18 @@ def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def roomy_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model with a 32k-token context: room for prompts of tens of thousands of
+    tokens (its vocabulary makes one token of little more than a letter)."""
+    import dataclasses
+
+    from synthetic import TINY, write_gguf
+
+    shape = dataclasses.replace(TINY, name="tiny-roomy", context_length=32_768)
+    return write_gguf(tmp_path_factory.mktemp("models") / "roomy.gguf", shape, seed=1)
+
+
+@pytest.fixture(scope="session")
 def small_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A mid-size (63 MB) random-weight gpt-oss GGUF, slow enough to interrupt."""
     from synthetic import SMALL, write_gguf

@@ -31,6 +31,7 @@ from gptoss_local.backends.parallel import ParallelDecoder, Request
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.sampling import KeptSampler
 from gptoss_local.backends.saved_states import StateShelf
+from gptoss_local.backends.token_chunks import TokenizeCancelled, tokenize_in_pieces
 from gptoss_local.backends.token_loop import TokenLoop
 from gptoss_local.events import Event
 from gptoss_local.harmony import render_next_turn_prefix, render_prompt
@@ -136,13 +137,24 @@ class LlamaCppBackend:
         """Text to token ids with this model's vocabulary."""
         return self._tokenize(text, special)
 
-    def _tokenize(self, text: str, special: bool = True) -> list[int]:
+    def _tokenize(
+        self,
+        text: str,
+        special: bool = True,
+        cancel: threading.Event | None = None,
+        limit: int | None = None,
+    ) -> list[int]:
         # Native, and ctypes lets go of the GIL: under a lock of its own, so that close()
         # cannot free the vocabulary under it, while replies decode (the vocabulary is only
         # read: requests of `serve` tokenize beside the decoding thread, not between its steps).
+        # In pieces (token_chunks.py): a long word would overflow llama.cpp's stack, and a
+        # huge prompt must stop when its request is cancelled.
         with self._vocab_lock:
             self._check_open()
-            return native.tokenize(self._native.vocab, text, special)
+            return tokenize_in_pieces(text, special, self._tokenize_piece, cancel, limit)
+
+    def _tokenize_piece(self, text: str, special: bool) -> list[int]:
+        return native.tokenize(self._native.vocab, text, special)
 
     def stream(
         self,
@@ -168,12 +180,18 @@ class LlamaCppBackend:
         )
         context_size = self.settings.context
         if self._parallel is not None:
-            tokens = self._fitting(self._tokenize(prompt, special=True))
+            try:
+                tokens = self._fitting(self._tokenize(prompt, True, cancel, context_size))
+            except TokenizeCancelled:
+                return Stats(stop_reason="cancelled", context_size=context_size)
             request = Request(tokens, settings, options, cancel or threading.Event())
             return (yield from self._parallel.stream(request))
         with self._lock:  # every native call of a reply, tokenizing included, holds it
             self._check_open()
-            tokens = self._fitting(self._tokenize(prompt, special=True))
+            try:
+                tokens = self._fitting(self._tokenize(prompt, True, cancel, context_size))
+            except TokenizeCancelled:
+                return Stats(stop_reason="cancelled", context_size=context_size)
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, context_size, cancel
             )
@@ -186,11 +204,12 @@ class LlamaCppBackend:
                 self._samplers.release(sampler)
 
     def _fitting(self, tokens: list[int]) -> list[int]:
-        """`tokens`, if the context holds them with room for a reply."""
+        """`tokens` (cut short at the context's size, see `_tokenize`), if the context holds
+        them with room for a reply."""
         context_size = self.settings.context
         if len(tokens) >= context_size:
             raise BackendError(
-                f"The conversation is {len(tokens):,} tokens, more than the "
+                f"The conversation is {len(tokens):,} tokens or more, more than the "
                 f"{context_size:,}-token context holds.",
                 hint="Start a new chat, or load the model with a larger --context.",
                 kind="context_full",
@@ -218,7 +237,10 @@ class LlamaCppBackend:
             self._check_open()
             if cancel is not None and cancel.is_set():
                 return 0  # superseded while it waited: leave the cache to the newer work
-            tokens = self._tokenize(prefix, special=True)
+            try:
+                tokens = self._tokenize(prefix, True, cancel, self.settings.context)
+            except TokenizeCancelled:
+                return 0
             if not tokens or len(tokens) >= self.settings.context - 1:
                 return 0  # the reply will say the context is full
             loop = TokenLoop(
