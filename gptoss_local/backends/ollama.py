@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Generator, Iterator
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from gptoss_local.backends.base import (
     BackendError,
@@ -27,6 +28,7 @@ from gptoss_local.backends.ollama_messages import chat_request
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta, ToolCall, TurnEnded
 from gptoss_local.store.offline import offline_reason
 from gptoss_local.store.progress import Progress, ProgressFn, ignore_progress
+from gptoss_local.urls import is_loopback_host
 
 
 class OllamaBackend:
@@ -172,10 +174,16 @@ class OllamaBackend:
 
 
 def client_for(url: str) -> Any:
-    """The official client for the Ollama server at `url`."""
+    """The official client for the Ollama server at `url`.
+
+    httpx sends through `http_proxy` / `all_proxy` whatever the host, so a chat with the
+    daemon on this machine would travel to a proxy: for a loopback server the environment's
+    proxy settings are ignored (a server elsewhere keeps them, as the user set them up).
+    """
     import ollama  # lazily: it pulls in httpx and pydantic
 
-    return ollama.Client(host=url)
+    host = urlsplit(url if "://" in url else f"http://{url}").hostname
+    return ollama.Client(host=url, trust_env=not is_loopback_host(host))
 
 
 def _check_user_error(exc: BaseException | None) -> None:
