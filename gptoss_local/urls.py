@@ -82,6 +82,8 @@ def _split(url: str) -> SplitResult | str:
     """The URL's parts, or why it cannot be read."""
     if has_control_character(url):
         return "it holds a control character"
+    if any(c.isspace() for c in url):
+        return "it holds a space (write a space in an address as %20)"
     try:
         parts = urlsplit(url)
         parts.hostname  # noqa: B018  # raises on an unclosed [ of an IPv6 address

@@ -79,6 +79,8 @@ def _source(name: str, table: Any) -> Source:
     if not isinstance(table, dict):
         raise EntryError(f"{where}: not a table")
     url = _get(table, "url", str, where)
+    if any(c.isspace() for c in url):  # else every download fails as if the network had
+        raise EntryError(f"{where}.url: holds a space: {url!r} (write a space as %20)")
     if url_problem(url) or "{file}" not in url:
         raise EntryError(
             f"{where}.url: must be an https:// template containing {{file}} "

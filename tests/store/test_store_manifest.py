@@ -5,10 +5,12 @@ from __future__ import annotations
 import shutil
 import ssl
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from http_fixture import Fault, FileServer, start_server, stop_server
+from installed_cli import assert_refused, gptoss
 from store_files import REPO, Served, gguf_file, options, write_manifest
 
 from gptoss_local import catalog
@@ -103,3 +105,17 @@ def test_tls_is_verified(
     finally:
         stop_server(server)
     assert not http_server.hits  # refused during the handshake, before any request
+
+
+def test_a_source_with_a_space_is_refused_at_once_naming_the_entry(tmp_path: Path) -> None:
+    # Before: the pull tried the address six times over 31 s, as if the network had failed.
+    path = manifest_with(tmp_path, HF, 'url = "https://hugging face.co/{repo}/{revision}/{file}"')
+    started = time.monotonic()
+    done = gptoss("pull", "20b", env={"GPTOSS_LOCAL_MANIFEST": str(path)})
+    assert_refused(done, "sources.huggingface.url", "holds a space")
+    assert time.monotonic() - started < 20
+
+
+def test_an_endpoint_with_a_space_is_refused_before_any_try() -> None:
+    with pytest.raises(StoreError, match="holds a space"):
+        check_url("https://mirror.example/with space/x.gguf")
