@@ -1,11 +1,12 @@
 """MCP servers over stdio, through the official `mcp` SDK, for callers that are not async.
 
-The SDK is async (anyio). `McpHub` runs one event loop on a background thread for all servers:
-each server lives in a task that enters the SDK's `stdio_client` and `ClientSession`, lists
-the tools, and waits until the hub closes (so the context managers are entered and left in
-the same task, as anyio requires). Calls are scheduled on that loop from any thread and
-waited for with a deadline and a cancel event. A server that does not start is a problem
-with its stderr's last lines (its log is in the logs folder); the others work on.
+The SDK is async (anyio). `McpHub` runs one event loop on a background thread for all servers,
+each in a task of its own (`mcp_server.ServerTask`). Calls are scheduled on that loop from any
+thread and waited for with a deadline and a cancel event. A server that does not start is a
+problem with its stderr's last lines (its log is in the logs folder); the others work on. One
+that does not answer in time is stopped at once, in the background, so that neither the other
+servers nor the exit wait for it; the exit waits at most `STOP_SECONDS` for the SDK to stop
+every server (stdin closed, then SIGTERM, then SIGKILL to its process group).
 """
 
 from __future__ import annotations
@@ -17,28 +18,20 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gptoss_local import paths
 from gptoss_local.tools.mcp_config import ServerSpec
+from gptoss_local.tools.mcp_server import McpTool, ServerTask
 from gptoss_local.tools.result import ToolOutput
+
+__all__ = ["McpHub", "McpTool", "describe", "result_text"]
 
 START_SECONDS = 30.0  # a server started through uvx or npx may install itself first
 CALL_SECONDS = 120.0
-_MAX_PAGES = 50  # of a tools listing; a server that keeps paging is not listed for ever
+STOP_SECONDS = 8.0  # the SDK's stop takes 6.5 s at most for a server that ignores SIGTERM
 _POLL = 0.1
-
-
-@dataclass(frozen=True)
-class McpTool:
-    """A tool of a running server, as the server names and describes it."""
-
-    server: str
-    name: str
-    description: str
-    schema: dict[str, Any] | None
 
 
 class McpHub:
@@ -46,8 +39,9 @@ class McpHub:
 
     Args:
         servers: What to start.
-        log_dir: Where each server's stderr goes (``mcp-NAME.log``); default the logs folder.
-        start_seconds: How long a server may take to start and list its tools.
+        log_dir: Where each server's log goes (``mcp-NAME.log``); default the logs folder.
+        start_seconds: How long a server may take to start and list its tools, unless its
+            mcp.json entry says (``startup_timeout_sec``).
         call_seconds: How long one call may take.
     """
 
@@ -64,14 +58,13 @@ class McpHub:
         self.problems: dict[str, str] = {}  # server name → what went wrong
         self._log_dir = log_dir
         self._start_seconds, self._call_seconds = start_seconds, call_seconds
-        self._sessions: dict[str, Any] = {}
-        self._tasks: list[asyncio.Task[None]] = []
+        self._running: dict[str, ServerTask] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stop: asyncio.Event | None = None
 
     def start(self) -> None:
-        """Start every server and list its tools (at most `start_seconds` in all)."""
+        """Start every server and list its tools (each within its start-up bound, together)."""
         if self._loop is not None or not self.servers:
             return
         self._loop = asyncio.new_event_loop()
@@ -87,12 +80,11 @@ class McpHub:
         cancel: threading.Event | None = None,
     ) -> ToolOutput:
         """Call `tool` of `server`; its text content is the result (errors included)."""
-        session = self._sessions.get(server)
-        if session is None or self._loop is None:
+        running = self._running.get(server)
+        if running is None or running.session is None or self._loop is None:
             why = self.problems.get(server, "it is not running")
             return ToolOutput(f"The MCP server {server!r} is not available: {why}", error=True)
-        call = asyncio.wait_for(session.call_tool(tool, arguments), self._call_seconds)
-        future = asyncio.run_coroutine_threadsafe(call, self._loop)
+        future = asyncio.run_coroutine_threadsafe(self._call(running, tool, arguments), self._loop)
         deadline = time.monotonic() + self._call_seconds + 5
         while True:
             try:
@@ -108,27 +100,31 @@ class McpHub:
             except Exception as exc:  # the SDK's errors, a dead server: a result, not a crash
                 result = exc
             break
+        new_junk = running.unnoted_junk()
+        note = f"MCP server {server!r} {running.junk_words(new_junk)}" if new_junk else ""
         if isinstance(result, asyncio.TimeoutError):
-            return ToolOutput(f"{tool} timed out after {self._call_seconds:g} s.", error=True)
+            text = f"{tool} timed out after {self._call_seconds:g} s."
+            return ToolOutput(text, error=True, note=note)
         if isinstance(result, BaseException):
-            return ToolOutput(f"{tool} failed: {describe(result)}", error=True)
+            return ToolOutput(f"{tool} failed: {describe(result)}", error=True, note=note)
         text, failed = result_text(result)
-        return ToolOutput.of(text, error=failed)
+        return ToolOutput.of(text, error=failed, note=note)
 
     def close(self) -> None:
-        """Stop every server and the loop's thread."""
+        """Stop every server (at most `STOP_SECONDS`) and the loop's thread."""
         loop, self._loop = self._loop, None
         if loop is None:
             return
-        # A server that would not stop is killed by the SDK; the thread is a daemon anyway.
         with contextlib.suppress(concurrent.futures.TimeoutError, RuntimeError):
-            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=20)
+            asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(STOP_SECONDS + 3)
         loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=2)
         if not loop.is_running():
             loop.close()
-        self._sessions.clear()
+        deadline = time.monotonic() + 1.0  # for the last stderr lines to reach the logs
+        for running in self._running.values():
+            running.join_log(max(0.0, deadline - time.monotonic()))
 
     # -- on the loop's thread --------------------------------------------------------------
 
@@ -137,77 +133,54 @@ class McpHub:
         await asyncio.gather(*(self._connect(spec) for spec in self.servers))
         found = {spec.name: i for i, spec in enumerate(self.servers)}
         self.tools.sort(key=lambda t: (found[t.server], t.name))
+        for name, running in self._running.items():
+            if running.session is not None and (junk := running.unnoted_junk()):
+                self.problems[name] = f"it {running.junk_words(junk)}"
 
     async def _connect(self, spec: ServerSpec) -> None:
+        assert self._stop is not None
+        running = self._running[spec.name] = ServerTask(spec, self._log_path(spec))
         started: asyncio.Future[list[McpTool]] = asyncio.get_running_loop().create_future()
-        log = self._log_path(spec)
-        self._tasks.append(asyncio.create_task(self._serve(spec, started, log)))
+        task = running.task = asyncio.create_task(running.run(started, self._stop))
+        limit = spec.start_seconds or self._start_seconds
         try:
-            tools = await asyncio.wait_for(asyncio.shield(started), self._start_seconds)
+            tools = await asyncio.wait_for(asyncio.shield(started), limit)
         except asyncio.TimeoutError:
-            started.cancel()  # so the server's task, once cancelled, has no one to tell
-            self._tasks[-1].cancel()
-            why = f"it did not answer within {self._start_seconds:g} s"
-            self.problems[spec.name] = _with_log(why, log)
+            # Stopped now, in the background: the SDK stops its process group on cancel.
+            started.cancel()
+            task.cancel()
+            why = f"it did not answer within {limit:g} s"
+            if spec.start_seconds is None:
+                why += ' (more time: "startup_timeout_sec" in its mcp.json entry)'
+            self.problems[spec.name] = _with_log(why, running.log_path)
         except Exception as exc:
-            self.problems[spec.name] = _with_log(f"it failed to start: {describe(exc)}", log)
+            self.problems[spec.name] = _with_log(
+                f"it failed to start: {describe(exc)}", running.log_path
+            )
         else:
             self.tools += tools
 
-    async def _serve(self, spec: ServerSpec, started: asyncio.Future[Any], log: Path) -> None:
-        # mcp and its dependencies (pydantic, anyio, httpx) take ~0.3 s to import: only here.
-        from mcp import ClientSession, StdioServerParameters, stdio_client
-
-        params = StdioServerParameters(
-            command=spec.command, args=list(spec.args), env=spec.env or None, cwd=spec.cwd
+    async def _call(self, running: ServerTask, tool: str, arguments: dict[str, Any]) -> Any:
+        result = await asyncio.wait_for(
+            running.session.call_tool(tool, arguments), self._call_seconds
         )
-        assert self._stop is not None
-        try:
-            with log.open("w", encoding="utf-8") as errlog:
-                async with (
-                    stdio_client(params, errlog=errlog) as (read, write),
-                    ClientSession(read, write) as session,
-                ):
-                    await session.initialize()
-                    tools = await _list_tools(spec, session)
-                    self._sessions[spec.name] = session
-                    started.set_result(tools)
-                    await self._stop.wait()
-        except BaseException as exc:
-            if not started.done():
-                started.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
-            self._sessions.pop(spec.name, None)
-            if isinstance(exc, asyncio.CancelledError):
-                raise
+        await asyncio.sleep(0)  # junk lines read before the reply are counted by now
+        return result
 
     async def _shutdown(self) -> None:
         if self._stop is not None:
             self._stop.set()
-        if self._tasks:
-            _, pending = await asyncio.wait(self._tasks, timeout=15)
-            for task in pending:
+        tasks = [running.task for running in self._running.values() if running.task]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=STOP_SECONDS)
+            for task in pending:  # cancelled, the SDK still stops the server: wait for that
                 task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=1.0)
 
     def _log_path(self, spec: ServerSpec) -> Path:
         folder = paths.ensure_dir(self._log_dir or paths.logs_dir())
         return folder / f"mcp-{spec.prefix}.log"
-
-
-async def _list_tools(spec: ServerSpec, session: Any) -> list[McpTool]:
-    from mcp import types
-
-    found: list[McpTool] = []
-    cursor = None
-    for _ in range(_MAX_PAGES):
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-        page = await session.list_tools(params=params)
-        for tool in page.tools:
-            text = tool.description or getattr(tool, "title", None) or ""
-            found.append(McpTool(spec.name, tool.name, text, tool.input_schema or None))
-        cursor = page.next_cursor
-        if not cursor:
-            break
-    return found
 
 
 def result_text(result: Any) -> tuple[str, bool]:

@@ -5,14 +5,16 @@
                         "env": {"GIT_PAGER": "cat"}}}}
 ```
 
-Only stdio servers (a `command`) are supported; ``"disabled": true`` leaves one out, and keys
-other apps add (``autoApprove``, ``timeout``...) are ignored. Anything else that is wrong is an
-`McpConfigError` naming the file and the entry.
+Only stdio servers (a `command`) are supported; ``"disabled": true`` leaves one out,
+``"startup_timeout_sec": 60`` gives a slow one longer to start than the 30 s default (the key
+Codex uses), and keys other apps add (``autoApprove``, ``timeout``...) are ignored. Anything
+else that is wrong is an `McpConfigError` naming the file and the entry.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +37,7 @@ class ServerSpec:
         args: Its arguments.
         env: Variables added to the minimal environment the SDK gives servers.
         cwd: Its working folder, if given.
+        start_seconds: How long it may take to start and list its tools (None: the default).
     """
 
     name: str
@@ -42,6 +45,7 @@ class ServerSpec:
     args: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    start_seconds: float | None = None
 
     @property
     def prefix(self) -> str:
@@ -107,7 +111,14 @@ def _server(path: Path, name: str, entry: Any) -> ServerSpec | None:
         raise McpConfigError(f"{where}.env must be an object of strings")
     if cwd is not None and not isinstance(cwd, str):
         raise McpConfigError(f"{where}.cwd must be a string")
-    return ServerSpec(name, command, tuple(args), dict(env), cwd)
+    start = entry.get("startup_timeout_sec")
+    if start is not None and (
+        isinstance(start, bool) or not isinstance(start, (int, float))
+        or not math.isfinite(start) or start <= 0
+    ):  # fmt: skip
+        raise McpConfigError(f"{where}.startup_timeout_sec must be a number of seconds above 0")
+    seconds = float(start) if start is not None else None
+    return ServerSpec(name, command, tuple(args), dict(env), cwd, seconds)
 
 
 def _check_unique(path: Path, specs: list[ServerSpec]) -> None:

@@ -106,6 +106,8 @@ def test_a_server_that_never_answers_times_out(tmp_path: Path) -> None:
         ('{"mcpServers": {"a": {"command": "x", "args": "-v"}}}', "args must be a list"),
         ('{"mcpServers": {"a": {"command": "x", "env": {"N": 1}}}}', "env must be an object"),
         ('{"mcpServers": {"a-b": {"command": "x"}, "a_b": {"command": "y"}}}', "same prefix"),
+        ('{"mcpServers": {"a": {"command": "x", "startup_timeout_sec": 0}}}', "above 0"),
+        ('{"mcpServers": {"a": {"command": "x", "startup_timeout_sec": "9"}}}', "above 0"),
     ],
 )
 def test_a_bad_mcp_json_is_a_clear_error_naming_the_file(text: str, words: str) -> None:
