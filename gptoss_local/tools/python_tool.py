@@ -11,10 +11,13 @@ import threading
 from typing import Any
 
 from gptoss_local.harmony import BuiltinTool
-from gptoss_local.tools.python_session import PythonSession
+from gptoss_local.tools.python_session import PROCESS_LIMIT, PythonSession
 from gptoss_local.tools.result import ToolOutput
 
 NAME = "python"
+# RLIMIT_NPROC does not bind root, and only root can usually make a pids cgroup: where neither
+# works (root in a container with a read-only /sys/fs/cgroup) nothing caps the code's processes.
+UNCAPPED = "not enforced: root without a writable pids cgroup"
 
 
 def describe(*, timeout: float, folder: str, network_blocked: bool) -> str:
@@ -62,7 +65,10 @@ class PythonTool:
         memory = f"memory limit {self.session.memory_mb:,} MiB" if self.session.memory_mb else ""
         if self.session.memory_limited is False and memory:
             memory += " (not enforced on this system)"
-        parts = [self.sandbox.summary, f"time limit {self.session.timeout:g} s", memory]
+        processes = f"at most {PROCESS_LIMIT} processes"
+        if not self.session.processes_capped:
+            processes += f" ({UNCAPPED})"
+        parts = [self.sandbox.summary, f"time limit {self.session.timeout:g} s", memory, processes]
         return "; ".join(p for p in parts if p)
 
     def call(self, arguments: dict[str, Any], cancel: threading.Event | None = None) -> ToolOutput:
@@ -74,6 +80,8 @@ class PythonTool:
         notes = []
         if not self.sandbox.network_blocked:
             notes.append(self.sandbox.summary)
+        if not self.session.processes_capped:
+            notes.append(f"processes: {UNCAPPED}")
         if out.restarted:
             notes.append("the python session was restarted; its state is gone")
         return ToolOutput.of(out.text, error=out.error, note="; ".join(notes))

@@ -7,6 +7,11 @@ whatever subprocesses write to file descriptors 1 and 2) goes into a pipe that a
 keeping only the first and last bytes of long output. One namespace lives as long as the
 process, so variables, imports and definitions persist between calls; the value of a cell's
 last expression is shown as in a notebook.
+
+On Linux (outside bubblewrap, which has its own) the process first forks: the parent stays
+behind as the *keeper* of everything the code starts. It is a child subreaper (PID 1 in
+unshare's PID namespace), so processes that fork twice and call ``setsid`` are still its
+descendants; it reaps them, and when the worker ends or it is sent SIGTERM it kills them all.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import contextlib
 import json
 import linecache
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -87,6 +93,94 @@ def limit_memory(limit: int) -> bool:
     return True
 
 
+def limit_processes(limit: int) -> bool:
+    """Cap the processes and threads the code may add at `limit` (RLIMIT_NPROC). The kernel
+    counts all of this user's tasks in this user namespace and ignores the cap for root, so
+    the cap is set above what runs now, and False means it is not enforced."""
+    if limit <= 0 or not sys.platform.startswith("linux") or _outer_uid() == 0:
+        return False
+    import resource
+
+    uid, running = os.getuid(), 0
+    for name in os.listdir("/proc"):  # in a new user namespace: only the sandbox's
+        with contextlib.suppress(OSError, ValueError):
+            if name.isdigit() and os.stat(f"/proc/{name}").st_uid == uid:
+                with open(f"/proc/{name}/status", encoding="ascii", errors="replace") as status:
+                    running += int(next(ln for ln in status if ln.startswith("Threads:"))[8:])
+    _, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    cap = running + limit if hard == resource.RLIM_INFINITY else min(running + limit, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _outer_uid() -> int:
+    """Who we are outside any user namespace (root inside unshare's may be you outside)."""
+    uid = os.getuid()
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/uid_map") as lines:
+        for line in lines:
+            inside, outside, count = (int(word) for word in line.split())
+            if inside <= uid < inside + count:
+                return outside + uid - inside
+    return uid
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process below `root`, from the parent links in /proc."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if name.isdigit():
+                with open(f"/proc/{name}/stat", "rb") as stat:
+                    ppid = int(stat.read().rsplit(b")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def _kill_descendants() -> None:
+    """SIGKILL everything below the keeper (repeatedly: a fork loop races the first round)."""
+    for _ in range(200):
+        pids = _descendants(os.getpid())
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:  # orphans are ours to reap
+                pass
+
+
+def keep(worker: int) -> int:
+    """The keeper's life: reap everything, and when the worker ends (or SIGTERM comes) kill
+    what the code left behind. Returns the worker's exit status as an exit code."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+    def stop(signum: int, frame: object) -> None:
+        _kill_descendants()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            return 1
+        if pid == worker:
+            _kill_descendants()
+            return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else status >> 8
+
+
 def run_cell(code: str, namespace: dict[str, Any], number: int) -> bool:
     """Run one cell in `namespace`; True when it raised (the traceback was printed)."""
     name = f"<cell {number}>"
@@ -133,6 +227,8 @@ def _serve(requests: BinaryIO, replies: BinaryIO, capture: Capture, marker: byte
 def main() -> None:
     """Set up the pipes and limits, say ready, then run cells until the requests end."""
     config = json.loads(sys.argv[1])
+    if config.get("keeper") and (worker := os.fork()):
+        sys.exit(keep(worker))
     requests = os.fdopen(os.dup(0), "rb")
     replies = os.fdopen(os.dup(1), "wb")
     null = os.open(os.devnull, os.O_RDONLY)
@@ -149,7 +245,9 @@ def main() -> None:
     sys.stdout = open(1, "w", buffering=1, **options)  # type: ignore[call-overload]  # noqa: SIM115
     sys.stderr = open(2, "w", buffering=1, **options)  # type: ignore[call-overload]  # noqa: SIM115
     limited = limit_memory(int(config["memory"]))
-    ready = {"ready": True, "memory_limited": limited, "python": sys.version.split()[0]}
+    capped = limit_processes(int(config.get("processes", 0)))
+    ready = {"ready": True, "memory_limited": limited, "processes_limited": capped,
+             "python": sys.version.split()[0]}  # fmt: skip
     replies.write(json.dumps(ready).encode() + b"\n")
     replies.flush()
     _serve(requests, replies, capture, marker)

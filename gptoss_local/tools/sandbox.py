@@ -4,14 +4,19 @@ In order of preference, on Linux:
 
 1. ``bwrap`` (bubblewrap): no network (a network namespace of its own), its own process,
    IPC and UTS namespaces, a read-only view of the system's libraries and of this Python
-   installation only (not your home folder), an empty ``/tmp``, and the chat's scratch folder
-   at ``/mnt/data``, where gpt-oss expects it.
-2. ``unshare --net``: no network, but the file system is not confined (works as root, or
-   where unprivileged user namespaces are allowed: ``--map-root-user``).
-3. Nothing: the code runs as you, with your network and your files (Windows, macOS, and
-   Linux without either). `Sandbox.summary` says so in plain words, and the tool's
-   description and listing repeat it.
+   installation only (not your home folder), an empty ``/tmp`` in memory (no bigger than the
+   memory limit, with bubblewrap 0.5 or later), and the chat's scratch folder at
+   ``/mnt/data``, where gpt-oss expects it.
+2. ``unshare --net --pid --mount-proc``: no network, its own PID namespace with a fresh
+   ``/proc`` (gptoss-local's environment is out of sight, and every process of the code ends
+   when the worker does), a sized tmpfs on ``/tmp``, root's capabilities dropped (setpriv);
+   but the file system is not confined (works as root, or where unprivileged user namespaces
+   are allowed: ``--map-root-user``).
+3. Nothing: the code runs as you, with your network, your files and a view of your processes
+   (Windows, macOS, and Linux without either). `Sandbox.summary` says so in plain words, and
+   the tool's description and listing repeat it.
 
+The cap on processes is not the sandbox's: see `pids_group.py` and the worker's RLIMIT_NPROC.
 Each way is tried once per process (a probe that starts ``true`` in it), so a ``bwrap``
 that the kernel refuses (a container without user namespaces) is not used.
 ``GPTOSS_LOCAL_SANDBOX=bwrap|unshare|none`` picks one (a choice that does not work here is
@@ -51,46 +56,74 @@ class Sandbox:
 
     Attributes:
         kind: "bwrap", "unshare" or "none".
-        prefix: The command that goes in front of the worker's (unshare's options).
+        prefix: The command that goes in front of the worker's (unshare and its options).
         network_blocked: Code cannot reach any network (not even this computer's loopback).
         files_confined: Code sees only system libraries, Python and its scratch folder.
+        own_processes: A PID namespace: the code sees only its own processes (not the
+            environment of gptoss-local's), and they all end with the worker.
+        tmp_sized: ``/tmp`` is a tmpfs no bigger than the memory limit.
+        setpriv: unshare only: setpriv, which drops root's capabilities inside, so the code
+            cannot unmount its ``/proc`` to see the computer's.
     """
 
     kind: SandboxKind
     prefix: tuple[str, ...] = ()
     network_blocked: bool = False
     files_confined: bool = False
+    own_processes: bool = False
+    tmp_sized: bool = False
+    setpriv: str = ""
 
     @property
     def summary(self) -> str:
         """What is enforced, in a sentence for the user."""
         if self.kind == "bwrap":
+            tmp = "a /tmp in memory" + (" within the memory limit" if self.tmp_sized else "")
             return (
-                "sandboxed with bubblewrap: no network, read-only system, "
-                f"files only in its scratch folder (seen as {MODEL_FOLDER})"
+                "sandboxed with bubblewrap: no network, read-only system, files only in its "
+                f"scratch folder (seen as {MODEL_FOLDER}), its own processes, {tmp}"
             )
         if self.kind == "unshare":
             return (
-                "no network (unshare), but NOT confined to its folder: the code can read "
-                "and write your files (install bubblewrap to confine it)"
+                "no network, its own processes and a /tmp in memory within the memory limit "
+                "(unshare), but NOT confined to its folder: the code can read and write your "
+                "files (install bubblewrap to confine it)"
             )
         return (
-            "NOT sandboxed on this system: the code runs as you, with network access and "
-            "your files (on Linux, install bubblewrap to isolate it)"
+            "NOT sandboxed on this system: the code runs as you, with network access, your "
+            "files and your /tmp, and can read the environment of your processes, keys "
+            "included (on Linux, install bubblewrap to isolate it)"
         )
 
     def folder(self, scratch: Path) -> str:
         """The scratch folder as the code sees it."""
         return MODEL_FOLDER if self.kind == "bwrap" else str(scratch)
 
-    def command(self, argv: list[str], scratch: Path) -> tuple[list[str], Path]:
-        """The command line that runs `argv` in this sandbox, and its working folder."""
+    def command(self, argv: list[str], scratch: Path, tmp_bytes: int = 0) -> tuple[list[str], Path]:
+        """The command line that runs `argv` in this sandbox, and its working folder.
+        `tmp_bytes` sizes its ``/tmp`` (0: the kernel's default, half the memory)."""
         if self.kind == "bwrap":
-            return [*_bwrap_args(scratch), "--", *argv], scratch
-        return [*self.prefix, *argv], scratch
+            return [*_bwrap_args(scratch, tmp_bytes if self.tmp_sized else 0), "--", *argv], scratch
+        if self.kind == "unshare":
+            # Mount /tmp while still privileged inside, then drop every capability for good.
+            mount = "mode=1777" + (f",size={tmp_bytes}" if tmp_bytes > 0 else "")
+            drop = [self.setpriv, "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
+            inside_tmp = _inside(str(scratch.resolve()), "/tmp")
+            shell = ["/bin/sh", "-c", _MOUNT_TMP, "sh", mount, str(scratch) if inside_tmp else ""]
+            return [*self.prefix, *shell, *drop, "--", *argv], scratch
+        return list(argv), scratch
 
 
 NO_SANDBOX = Sandbox("none")
+# A scratch folder under /tmp (a test's, or GPTOSS_LOCAL_HOME there) is bound back over the new
+# tmpfs from the working folder, which still is the old one (/proc/self/cwd, not resolved to its
+# path, which now names a folder in the tmpfs), so the path the model is told works.
+_MOUNT_TMP = (
+    'mount -t tmpfs -o "$1" tmpfs /tmp || exit 1\n'
+    'if [ -n "$2" ]; then mkdir -p "$2" &&\n'
+    '  mount --no-canonicalize --bind /proc/self/cwd "$2" || exit 1; fi\n'
+    'shift 2 && exec "$@"'
+)
 
 
 def detect() -> Sandbox:
@@ -121,13 +154,19 @@ def _working(only: str | None) -> Sandbox | None:
     if not sys.platform.startswith("linux"):
         return None
     if only in (None, "bwrap") and shutil.which("bwrap"):
-        probe = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"]
-        if _runs(probe):
-            return Sandbox("bwrap", (), network_blocked=True, files_confined=True)
-    if only in (None, "unshare") and (unshare := shutil.which("unshare")):
-        for prefix in ((unshare, "--net"), (unshare, "--net", "--map-root-user")):
-            if _runs([*prefix, "true"]):
-                return Sandbox("unshare", (*prefix, "--"), network_blocked=True)
+        probe = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"]
+        for sized in (True, False):  # --size came with bubblewrap 0.5
+            tmp = ["--size", "1048576", "--tmpfs", "/tmp"] if sized else ["--tmpfs", "/tmp"]
+            if _runs([*probe, *tmp, "true"]):
+                return Sandbox("bwrap", (), True, True, own_processes=True, tmp_sized=sized)
+    unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
+    if only in (None, "unshare") and unshare and setpriv:
+        pid = ("--pid", "--fork", "--kill-child", "--mount-proc")
+        for user in ((), ("--map-root-user",)):
+            found = Sandbox("unshare", (unshare, "--net", *user, *pid, "--"), True,
+                            own_processes=True, tmp_sized=True, setpriv=setpriv)  # fmt: skip
+            if _runs(found.command(["true"], Path("/"), 1 << 20)[0]):
+                return found
     return None
 
 
@@ -139,9 +178,10 @@ def _runs(argv: list[str]) -> bool:
     return done.returncode == 0
 
 
-def _bwrap_args(scratch: Path) -> list[str]:
+def _bwrap_args(scratch: Path, tmp_bytes: int) -> list[str]:
     args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += [*(["--size", str(tmp_bytes)] if tmp_bytes > 0 else []), "--tmpfs", "/tmp"]
     for path in SYSTEM_PATHS:
         args += ["--ro-bind-try", path, path]
     for path in python_paths():
