@@ -4,10 +4,15 @@ The model is random, so replies are steered (engine_helpers.steered): it thinks 
 hi" and answers "Hello there"; with tools offered, and no tool result yet, it calls the first
 tool with {"city": "Tokyo"}. A user message starting with "free" is not steered (the seed
 test), and one starting with "slow" never stops and is slowed down (the cancel tests).
+`serve_process` runs the command itself instead, for what only a process shows (its log on
+stderr, signals, the listening socket's backlog).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -26,6 +31,7 @@ from gptoss_local.backends.base import (
 )
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.ollama_probe import free_port
 from gptoss_local.events import Event, ReasoningDelta
 from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.server import ApiServer, make_server
@@ -146,3 +152,49 @@ def running_server(
         finally:
             server.stop()
             thread.join(timeout=10)
+
+
+@dataclass
+class ServeProcess:
+    """`gptoss-local serve` in a subprocess: its port and the lines of its stderr so far."""
+
+    process: subprocess.Popen[str]
+    port: int
+    lines: list[str]
+
+    def log(self) -> str:
+        return "".join(self.lines)
+
+
+@contextmanager
+def serve_process(gguf: Path, home: Path, *flags: str) -> Iterator[ServeProcess]:
+    """The command serving `gguf` on 127.0.0.1 (context 2048 unless `flags` say otherwise),
+    once it says it is serving; killed at the end if it still runs."""
+    port = free_port()
+    command = [sys.executable, "-m", "gptoss_local", "serve", "--model-path", str(gguf),
+               "--context", "2048", "--port", str(port), *flags]  # fmt: skip
+    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(home)}
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    serving = threading.Event()
+
+    def read() -> None:  # a thread, so that a full pipe never stalls the server
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+            if line.startswith("serving"):
+                serving.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not serving.wait(0.1):
+            assert process.poll() is None, "".join(lines)
+            assert time.monotonic() < deadline, "serve did not start"
+        yield ServeProcess(process, port, lines)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(30)
+        reader.join(10)

@@ -19,18 +19,28 @@ from gptoss_local.harmony import Message, ToolCallRecord
 from gptoss_local.serve import job as read
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.job import Body, Job
+from gptoss_local.serve.limits import Limits
 
 # Content parts that hold text, in either API (reasoning items have their own two kinds).
 TEXT_PARTS = ("text", "input_text", "output_text", "reasoning_text", "summary_text")
 
 
-def chat_job(data: Any, known_models: Sequence[str], defaults: GenerationSettings) -> Job:
-    """The job a chat completion request asks for; a 400 `ApiError` names what is wrong."""
+def chat_job(
+    data: Any,
+    known_models: Sequence[str],
+    defaults: GenerationSettings,
+    limits: Limits | None = None,
+) -> Job:
+    """The job a chat completion request asks for; a 400 `ApiError` names what is wrong.
+    `limits`: the bounds of the loaded model's context (default: gpt-oss's full context)."""
+    limits = limits or Limits()
     body = Body(data)
     model = read.model_name(body, known_models)
     read.refuse_unsupported(body)
     _refuse_formats(body)
-    messages, instructions = _messages(body.items("messages"))
+    items = body.items("messages")
+    limits.check_count(items or [], "messages")  # before reading them one by one
+    messages, instructions = _messages(items)
     reasoning = body.mapping("reasoning") or {}
     wished = body.data.get("reasoning_effort", reasoning.get("effort"))
     chosen = replace(defaults, effort=read.effort(wished, "reasoning_effort", defaults.effort))
@@ -39,7 +49,7 @@ def chat_job(data: Any, known_models: Sequence[str], defaults: GenerationSetting
     options = body.mapping("stream_options") or {}
     return Job(
         model=model,
-        conversation=read.checked(conversation, "messages"),
+        conversation=read.checked(conversation, "messages", limits),
         settings=settings,
         stops=read.stops(body.data.get("stop")),
         stream=body.flag("stream"),

@@ -16,6 +16,7 @@ from gptoss_local.harmony import Tool, render_prompt
 from gptoss_local.harmony.tools import function_tool
 from gptoss_local.kinds import EFFORTS, Effort
 from gptoss_local.serve.errors import ApiError, bad_request
+from gptoss_local.serve.limits import Limits, check_stops, check_tools
 
 MAX_STOPS = 16
 
@@ -132,8 +133,9 @@ def sampling(
 def tools(body: Body) -> tuple[Tool, ...]:
     """The function tools offered, unless `tool_choice` is "none"; a tool choice the model
     cannot be held to ("required", one named function) is refused rather than ignored."""
-    offered = []
-    for index, item in enumerate(body.items("tools") or ()):
+    offered, items = [], body.items("tools") or []
+    check_tools(items)  # before each is checked and rendered
+    for index, item in enumerate(items):
         try:
             offered.append(function_tool(item, index))
         except ValueError as exc:
@@ -158,18 +160,25 @@ def stops(value: Any) -> tuple[str, ...]:
         raise bad_request("stop must be a non-empty string or an array of them", "stop")
     if len(found) > MAX_STOPS:
         raise bad_request(f"stop takes at most {MAX_STOPS} strings", "stop")
+    check_stops(found)
     return tuple(found)
 
 
-def checked(conversation: Conversation, param: str) -> Conversation:
+def checked(conversation: Conversation, param: str, limits: Limits) -> Conversation:
     """The conversation, once the renderer has accepted it (e.g. every tool result answers a
-    call): a mistake in the request is a 400, not a failure inside the generation."""
+    call) and its prompt is not far beyond the context: a mistake in the request is a 400,
+    not a failure inside the generation."""
     if not conversation.messages:
         raise bad_request("the conversation has no messages", param)
     try:
-        render_prompt(list(conversation.messages), tools=conversation.tools)
+        prompt = render_prompt(
+            list(conversation.messages),
+            instructions=conversation.instructions,
+            tools=conversation.tools,
+        )
     except ValueError as exc:
         raise bad_request(str(exc), param) from None
+    limits.check_prompt(prompt, param)
     return conversation
 
 

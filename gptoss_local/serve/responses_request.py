@@ -19,10 +19,18 @@ from gptoss_local.serve import job as read
 from gptoss_local.serve.chat_request import text_of
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.job import Body, Job
+from gptoss_local.serve.limits import Limits
 
 
-def responses_job(data: Any, known_models: Sequence[str], defaults: GenerationSettings) -> Job:
-    """The job a Responses request asks for; a 400 `ApiError` names what is wrong."""
+def responses_job(
+    data: Any,
+    known_models: Sequence[str],
+    defaults: GenerationSettings,
+    limits: Limits | None = None,
+) -> Job:
+    """The job a Responses request asks for; a 400 `ApiError` names what is wrong.
+    `limits`: the bounds of the loaded model's context (default: gpt-oss's full context)."""
+    limits = limits or Limits()
     body = Body(data)
     model = read.model_name(body, known_models)
     read.refuse_unsupported(body)
@@ -33,15 +41,18 @@ def responses_job(data: Any, known_models: Sequence[str], defaults: GenerationSe
     if wanted != "text":
         raise bad_request(f"text.format {wanted!r} is not supported: only text", "text.format",
                           "unsupported_value")  # fmt: skip
+    raw = body.data.get("input")
+    if isinstance(raw, list):
+        limits.check_count(raw, "input")  # before reading the items one by one
     history = _History()
-    history.read(body.data.get("input"))
+    history.read(raw)
     instructions = "\n\n".join(filter(None, [body.text("instructions"), *history.instructions]))
     wished = (body.mapping("reasoning") or {}).get("effort")
     chosen = replace(defaults, effort=read.effort(wished, "reasoning.effort", defaults.effort))
     conversation = Conversation(tuple(history.messages), instructions or None, read.tools(body))
     return Job(
         model=model,
-        conversation=read.checked(conversation, "input"),
+        conversation=read.checked(conversation, "input", limits),
         settings=read.sampling(body, chosen, ("max_output_tokens",)),
         stops=read.stops(body.data.get("stop")),
         stream=body.flag("stream"),

@@ -18,6 +18,7 @@ from gptoss_local.serve.chat_reply import ChatReply
 from gptoss_local.serve.chat_request import chat_job
 from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.job import Job
+from gptoss_local.serve.limits import Limits
 from gptoss_local.serve.responses_reply import ResponsesReply
 from gptoss_local.serve.responses_request import responses_job
 from gptoss_local.serve.scheduler import Busy, Gone, Scheduler
@@ -62,6 +63,7 @@ class Service:
         self.scheduler = Scheduler(max_waiting, backend.capabilities.parallel)
         self._stream: Streamer = stream or backend.stream
         self._context = backend.info().context_size
+        self.limits = Limits(self._context)
         self._created = int(time.time())
 
     def get(self, path: str) -> Answer:
@@ -83,7 +85,7 @@ class Service:
         if api is None:
             raise _no_route(path)
         reader = chat_job if api == "chat" else responses_job
-        job = reader(data, self.names, self.defaults)
+        job = reader(data, self.names, self.defaults, self.limits)
         stack = ExitStack()
         try:
             stack.enter_context(self.scheduler.slot(cancel))

@@ -1,0 +1,222 @@
+"""One connection of the server: each request checked (Host, key), routed, answered and
+logged in one line; a client that hangs up ends its request quietly."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from gptoss_local.serve.errors import ApiError
+from gptoss_local.serve.request_body import body_length, parse_json
+from gptoss_local.serve.service import GONE, Answer, Service
+from gptoss_local.serve.sse import ChunkedWriter
+from gptoss_local.serve.watch import DisconnectWatch
+
+if TYPE_CHECKING:
+    from gptoss_local.serve.server import ApiServer
+
+IDLE_SECONDS = 120  # a kept-alive connection with no new request is closed after this
+REFUSED_SECONDS = 5  # how long a connection over the limit may take to send its request
+log = logging.getLogger("gptoss_local.serve")
+
+
+class Handler(BaseHTTPRequestHandler):
+    """One connection; each request is checked (Host, key), routed and logged."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "gptoss-local"
+    timeout = IDLE_SECONDS
+    server: ApiServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.admitted = self.server.admit()
+        if not self.admitted:  # answered 503 once it has sent its request: no long waits
+            self.connection.settimeout(REFUSED_SECONDS)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            if self.admitted:
+                self.server.release()
+
+    def do_GET(self) -> None:
+        with self.server.request():
+            self._handle("GET")
+
+    def do_POST(self) -> None:
+        with self.server.request():
+            self._handle("POST")
+
+    def do_OPTIONS(self) -> None:
+        with self.server.request():
+            self._handle("OPTIONS")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """http.server's own lines are replaced by one line per request (`_log`)."""
+
+    def _handle(self, method: str) -> None:
+        started, answer = time.monotonic(), Answer(status=500)
+        path = urlsplit(self.path).path
+        try:
+            answer = self._answer(method, path)
+        except ApiError as exc:
+            answer = Answer(status=exc.status, body=exc.body())
+            self._send(answer, retry=exc.status == 503)
+        except OSError:  # the client hung up (or reset, or stalled past the timeout)
+            answer, self.close_connection = Answer(status=GONE), True
+        except Exception:
+            log.exception("%s %s failed", method, path)
+            answer = Answer(status=500, body=ApiError(500, "internal error", "internal").body())
+            self._send(answer)
+        finally:
+            self._log(method, path, answer, time.monotonic() - started)
+
+    def _answer(self, method: str, path: str) -> Answer:
+        if not self.admitted or self.server.stopping:
+            self._refuse()
+        guard = self.server.guard
+        if not guard.host_ok(self.headers.get("Host")):
+            raise ApiError(403, f"Host {self.headers.get('Host')!r} is not this server's "
+                           "address (start it with --allowed-host NAME to accept that name)",
+                           "invalid_host")  # fmt: skip
+        if method == "OPTIONS":
+            return self._preflight()
+        if path != "/health" and not guard.key_ok(self.headers.get("Authorization")):
+            raise ApiError(401, "Incorrect or missing API key: send `Authorization: Bearer "
+                           "KEY` with the server's --api-key.", "invalid_api_key")  # fmt: skip
+        service = self.server.service
+        if method == "GET":
+            answer = service.get(path)
+        else:
+            answer = self._generate(service, path, self._body())
+        self._send(answer)
+        return answer
+
+    def _refuse(self) -> None:
+        """A 503 for a connection over the limit, or for a request once `stop()` began."""
+        self.close_connection = True
+        if self.command == "POST":  # read, so that closing does not reset the reply
+            self.rfile.read(body_length(self.headers))
+        why = "is shutting down" if self.server.stopping else "has too many connections open"
+        raise ApiError(503, f"The server {why}. Try again shortly.", "server_busy")
+
+    def _generate(self, service: Service, path: str, data: Any) -> Answer:
+        cancel = threading.Event()
+        self.server.track(cancel, True)
+        try:
+            with DisconnectWatch(self.connection, cancel) as watch:
+                answer = service.post(path, data, cancel)
+                if self.server.stopping and cancel.is_set() and answer.stream is None:
+                    # cut short by `stop()`: not a reply to pass off as whole
+                    raise ApiError(503, "The server is shutting down.", "server_busy")
+                if answer.stream is not None:
+                    self._send_stream(answer, cancel)
+                    answer.stream = None  # sent
+                elif watch.closed:
+                    answer.status = GONE  # nobody to send it to
+            return answer
+        finally:
+            self.server.track(cancel, False)
+
+    def _body(self) -> Any:
+        try:
+            length = body_length(self.headers)
+        except ApiError:
+            self.close_connection = True  # the body, if any, was not read
+            raise
+        raw = self.rfile.read(length)
+        if len(raw) < length:
+            raise ConnectionResetError("the client hung up while sending its body")
+        return parse_json(raw, self.headers.get("Content-Type"))
+
+    def _preflight(self) -> Answer:
+        origin = self.server.guard.cors_origin(self.headers.get("Origin"))
+        answer = Answer(status=204 if origin else 405)
+        self.send_response(answer.status)
+        if origin:
+            self.send_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+            self.send_header("Access-Control-Allow-Headers", "Authorization, Content-Type")
+            self.send_header("Access-Control-Max-Age", "600")
+        self._common_headers()
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return answer
+
+    def _send(self, answer: Answer, retry: bool = False) -> None:
+        """Write a JSON answer; a client that hung up makes it GONE (one log line, no
+        traceback)."""
+        if answer.status == GONE:
+            self.close_connection = True
+            return
+        if answer.body is None:
+            return
+        data = json.dumps(answer.body, ensure_ascii=False).encode()
+        try:
+            self.send_response(answer.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if retry:
+                self.send_header("Retry-After", "1")
+            if self.close_connection:
+                self.send_header("Connection", "close")
+            self._common_headers()
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            answer.status, self.close_connection = GONE, True
+
+    def _send_stream(self, answer: Answer, cancel: threading.Event) -> None:
+        """Write the events as they come; a client that hung up cancels the generation, whose
+        remaining events are then read and dropped so that it ends and frees the model."""
+        assert answer.stream is not None
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self._common_headers()
+        self.end_headers()
+        writer, gone = ChunkedWriter(self.wfile), False
+        try:
+            for piece in answer.stream:
+                if gone:
+                    continue
+                try:
+                    writer.write(piece)
+                except OSError:
+                    gone, self.close_connection = True, True
+                    cancel.set()
+        except BaseException:  # never leave the reply holding the model
+            cancel.set()
+            for _ in answer.stream:
+                pass
+            raise
+        if gone:
+            answer.status = GONE
+            return
+        try:
+            writer.end()
+        except OSError:
+            answer.status, self.close_connection = GONE, True
+
+    def _common_headers(self) -> None:
+        origin = self.server.guard.cors_origin(self.headers.get("Origin"))
+        if origin:
+            self.send_header("Access-Control-Allow-Origin", origin)
+            self.send_header("Vary", "Origin")
+
+    def _log(self, method: str, path: str, answer: Answer, seconds: float) -> None:
+        """Method, path, status, time and token counts; never what was asked or answered."""
+        stats = answer.turn.stats if answer.turn is not None else None
+        tokens = ""
+        if stats is not None:
+            tokens = (f" prompt={stats.prompt_tokens} cached={stats.cached_tokens} "
+                      f"completion={stats.generated_tokens}")  # fmt: skip
+        log.info("%s %s %s %d %.3fs%s", self.client_address[0], method, path, answer.status,
+                 seconds, tokens)  # fmt: skip
