@@ -173,15 +173,17 @@ def test_the_engine_tokenizes_a_long_word_on_a_small_thread_stack(tiny_gguf: Pat
 
 
 def test_serve_answers_a_30000_letter_word_and_lives_on(roomy_gguf: Path, tmp_path: Path) -> None:
-    # Before: serve died with SIGSEGV and no log line.
+    # Before: serve died with SIGSEGV and no log line, for the word in a message or a tool name.
     from serve_helpers import serve_process
 
     body = {"model": "roomy", "max_tokens": 4, "reasoning_effort": "low",
             "messages": [{"role": "user", "content": LONG_WORD}]}  # fmt: skip
+    tool = {"type": "function", "function": {"name": LONG_WORD[:30_000], "parameters": {}}}
+    named = {**body, "messages": [{"role": "user", "content": "hi"}], "tools": [tool]}
     with serve_process(roomy_gguf, tmp_path / "home", "--context", "16384") as served:
         url = f"http://127.0.0.1:{served.port}/v1/chat/completions"
-        for _ in range(2):
-            request = urllib.request.Request(url, json.dumps(body).encode(),
+        for sent in (body, named):
+            request = urllib.request.Request(url, json.dumps(sent).encode(),
                                              {"Content-Type": "application/json"})  # fmt: skip
             with urllib.request.urlopen(request, timeout=120) as answer:
                 assert answer.status == 200
