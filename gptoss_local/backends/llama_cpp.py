@@ -35,7 +35,8 @@ from gptoss_local.backends.token_chunks import TokenizeCancelled, tokenize_in_pi
 from gptoss_local.backends.token_loop import TokenLoop
 from gptoss_local.events import Event
 from gptoss_local.harmony import render_next_turn_prefix, render_prompt
-from gptoss_local.store.gguf_check import GgufError, check_gguf
+from gptoss_local.store.gguf_check import GgufError
+from gptoss_local.store.gguf_model import check_loadable
 
 # End-of-generation tokens and the stop reason each means.
 STOP_TOKENS: dict[str, StopReason] = {
@@ -83,7 +84,7 @@ class LlamaCppBackend:
         self.settings = settings
         self.options = options or LlamaOptions()
         try:
-            check_gguf(self.path)
+            check_loadable(self.path)  # what llama.cpp would abort on never reaches it
         except GgufError as exc:
             raise BackendError(str(exc), kind="bad_file") from None
         self._log = native.route_logs(log_path)

@@ -8,24 +8,23 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
 from gptoss_local.errors import UserError
+from gptoss_local.store.gguf_place import check_tensor_data
 from gptoss_local.store.gguf_reader import (
     STRING,
     UINT32,
     Metadata,
-    Problem,
     Scalar,
-    Stream,
     TensorInfo,
     read_header,
     read_metadata,
     read_tensor_infos,
-    show,
 )
+from gptoss_local.store.gguf_stream import Problem, Stream, show
 
 __all__ = ["GgufError", "GgufInfo", "check_gguf"]
 
@@ -46,8 +45,10 @@ class GgufError(UserError):
 class GgufInfo:
     """What the checker learnt about one file (the first shard of a split model).
 
-    ``metadata`` holds the scalar and string values (strings over 64 KiB are left out);
-    arrays such as the vocabulary appear only in ``array_lengths``.
+    ``metadata`` holds the scalar and string values (strings over 64 KiB are left out) and
+    ``value_types`` every key's GGUF type; arrays such as the vocabulary appear in
+    ``array_lengths`` and ``array_types``, short numeric ones also in ``arrays``. ``tensors``
+    lists the tensor infos of every shard.
     """
 
     path: Path
@@ -61,6 +62,10 @@ class GgufInfo:
     metadata: dict[str, Scalar]
     array_lengths: dict[str, int]
     split_count: int = 1
+    value_types: dict[str, int] = field(default_factory=dict)
+    array_types: dict[str, int] = field(default_factory=dict)
+    arrays: dict[str, tuple[Scalar, ...]] = field(default_factory=dict)
+    tensors: tuple[TensorInfo, ...] = ()
 
 
 def check_gguf(
@@ -82,7 +87,7 @@ def check_gguf(
     """
     info = _check_one(Path(path), expect_architecture)
     if check_shards and info.split_count > 1:
-        _check_shards(info)
+        info = replace(info, tensors=info.tensors + _check_shards(info))
     return info
 
 
@@ -110,7 +115,7 @@ def _parse(path: Path, f: BinaryIO, size: int, expect_architecture: str | None) 
     architecture = _architecture(meta, expect_architecture)
     tensors = read_tensor_infos(s, n_tensors)
     data_offset = -(-s.tell() // alignment) * alignment
-    _check_tensor_data(tensors, data_offset, alignment, size)
+    check_tensor_data(tensors, data_offset, alignment, size)
     return GgufInfo(
         path=path,
         version=version,
@@ -123,6 +128,10 @@ def _parse(path: Path, f: BinaryIO, size: int, expect_architecture: str | None) 
         metadata=meta.values,
         array_lengths=meta.array_lengths,
         split_count=split_count,
+        value_types=meta.types,
+        array_types=meta.array_types,
+        arrays=meta.arrays,
+        tensors=tuple(tensors),
     )
 
 
@@ -184,46 +193,6 @@ def _split(meta: Metadata) -> tuple[int, int]:
     return count, index
 
 
-def _check_tensor_data(
-    tensors: list[TensorInfo], data_offset: int, alignment: int, size: int
-) -> None:
-    if tensors and data_offset > size:
-        raise Problem(
-            f"is truncated: it ends at byte {size:,}, before the tensor data at byte "
-            f"{data_offset:,}; download it again"
-        )
-    expected = 0  # llama.cpp wants the tensors packed in order, each padded to the alignment
-    for t in tensors:
-        _check_tensor_place(t, data_offset, expected, alignment, size)
-        expected += -(-t.nbytes // alignment) * alignment
-
-
-def _check_tensor_place(
-    t: TensorInfo, data_offset: int, expected: int, alignment: int, size: int
-) -> None:
-    label, start = f"tensor {show(t.name)}", data_offset + t.offset
-    if t.offset % alignment:
-        raise Problem(
-            f"is damaged: {label} is at offset {t.offset:,}, which is not a "
-            f"multiple of the file's alignment ({alignment})"
-        )
-    if start > size:
-        raise Problem(
-            f"is damaged: {label} starts at byte {start:,}, past the end of the "
-            f"file ({size:,} bytes)"
-        )
-    if t.offset != expected:
-        raise Problem(
-            f"is damaged: {label} is at offset {t.offset:,} of the tensor data, "
-            f"but the tensors before it end at {expected:,}"
-        )
-    if start + t.nbytes > size:
-        raise Problem(
-            f"is truncated: {label} ends at byte {start + t.nbytes:,} but the file has "
-            f"{size:,} bytes; download it again"
-        )
-
-
 def _shard_prefix(first: GgufInfo) -> str:
     """Returns the `<name>` of `<name>-00001-of-0000N.gguf`, where the other shards live."""
     count, index = first.split_count, int(first.metadata.get("split.no", 0))
@@ -240,8 +209,10 @@ def _shard_prefix(first: GgufInfo) -> str:
     return match["prefix"]
 
 
-def _check_shards(first: GgufInfo) -> None:
+def _check_shards(first: GgufInfo) -> tuple[TensorInfo, ...]:
+    """Checks the other shards of a split model; returns their tensor infos."""
     count, prefix, total = first.split_count, _shard_prefix(first), first.tensor_count
+    tensors: tuple[TensorInfo, ...] = ()
     for no in range(2, count + 1):
         shard = first.path.with_name(f"{prefix}-{no:05d}-of-{count:05d}.gguf")
         if not shard.is_file():
@@ -257,6 +228,7 @@ def _check_shards(first: GgufInfo) -> None:
                 f"is not shard {no} of {count} of the same model; download all the shards again",
             )
         total += info.tensor_count
+        tensors += info.tensors
     claimed = first.metadata.get("split.tensors.count", total)
     if claimed != total:
         raise GgufError(
@@ -264,3 +236,4 @@ def _check_shards(first: GgufInfo) -> None:
             f"says its {count} shards hold {claimed} tensors, but they "
             f"hold {total}; some shard is from another download",
         )
+    return tensors

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import BinaryIO, TypeAlias
+from typing import TypeAlias
+
+from gptoss_local.store.ggml_types import GGML_TYPES
+from gptoss_local.store.gguf_stream import Problem, Stream, show
 
 Scalar: TypeAlias = int | float | bool | str
 
@@ -19,13 +22,16 @@ MAX_VALUE_BYTES = 1024 * 1024
 MAX_ARRAY_VALUES = 1 << 30  # llama.cpp's GGUF_MAX_ARRAY_ELEMENTS
 # Each string is walked in Python; real vocabularies and merge lists are well under 1M.
 MAX_STRING_ARRAY_VALUES = 1 << 24
+# Numeric arrays this short (llama.cpp's per-layer values: at most LLAMA_MAX_LAYERS) are kept.
+KEEP_ARRAY_VALUES = 512
+# The vocabulary: a repeated token makes llama.cpp abort (GGML_ASSERT in llama-vocab.cpp).
+UNIQUE_STRINGS_KEY = "tokenizer.ggml.tokens"
 MAX_DIMS = 4  # GGML_MAX_DIMS
 MAX_NAME_BYTES = 63  # GGML_MAX_NAME is 64 with the terminating NUL
 # Smallest possible encodings: header; key (8 + 1) + type (4) + a uint8; name (8 + 1) +
 # n_dims (4) + one dim (8) + type (4) + offset (8).
 HEADER_BYTES, MIN_KV_BYTES, MIN_TENSOR_INFO_BYTES = 24, 14, 33
 
-_CHUNK = 64 * 1024  # read-ahead; at most this much past the tensor infos is ever read
 _KEEP_STRING_BYTES = 64 * 1024  # longer string values are checked but not kept
 _KEEP_TOTAL_BYTES = 16 * 1024 * 1024
 _INT64_MAX = (1 << 63) - 1
@@ -35,97 +41,6 @@ _U32, _I32, _U64, _I64 = (struct.Struct(f) for f in ("<I", "<i", "<Q", "<q"))
 # GGUF value type id -> encoding, for every type but STRING and ARRAY (bool is one byte).
 _SCALARS = {t: struct.Struct("<" + f) for t, f in enumerate("BbHhIif?xxQqd") if f != "x"}
 
-# ggml type id -> (name, values per block, bytes per block); from gguf's GGML_QUANT_SIZES,
-# plus Q2_0 from the ggml that llama-cpp-python 0.3.36 vendors.
-GGML_TYPES: dict[int, tuple[str, int, int]] = {
-    0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
-    6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34), 9: ("Q8_1", 32, 40),
-    10: ("Q2_K", 256, 84), 11: ("Q3_K", 256, 110), 12: ("Q4_K", 256, 144),
-    13: ("Q5_K", 256, 176), 14: ("Q6_K", 256, 210), 15: ("Q8_K", 256, 292),
-    16: ("IQ2_XXS", 256, 66), 17: ("IQ2_XS", 256, 74), 18: ("IQ3_XXS", 256, 98),
-    19: ("IQ1_S", 256, 50), 20: ("IQ4_NL", 32, 18), 21: ("IQ3_S", 256, 110),
-    22: ("IQ2_S", 256, 82), 23: ("IQ4_XS", 256, 136), 24: ("I8", 1, 1), 25: ("I16", 1, 2),
-    26: ("I32", 1, 4), 27: ("I64", 1, 8), 28: ("F64", 1, 8), 29: ("IQ1_M", 256, 56),
-    30: ("BF16", 1, 2), 34: ("TQ1_0", 256, 54), 35: ("TQ2_0", 256, 66),
-    39: ("MXFP4", 32, 17), 40: ("NVFP4", 64, 36), 41: ("Q1_0", 128, 18), 42: ("Q2_0", 64, 18),
-}  # fmt: skip
-
-
-class Problem(Exception):
-    """Why a file is refused, worded to follow its path: "is truncated: ..."."""
-
-
-def show(name: str) -> str:
-    """Quotes an untrusted name for a message, cut short so it cannot flood the terminal."""
-    return repr(name if len(name) <= 80 else name[:77] + "...")
-
-
-class Stream:
-    """Sequential reads through a small window; `where` names the part being read."""
-
-    def __init__(self, f: BinaryIO, size: int) -> None:
-        self._f, self.size = f, size
-        self._buf, self._base, self._pos = b"", 0, 0
-        self.where = "the header"
-
-    def tell(self) -> int:
-        return self._base + self._pos
-
-    def remaining(self) -> int:
-        return self.size - self.tell()
-
-    def read(self, n: int) -> bytes:
-        """Returns exactly `n` bytes; callers bound `n` before asking."""
-        if n > self.remaining():
-            raise self.truncated()
-        if self._pos + n > len(self._buf):
-            start = self.tell()
-            self._f.seek(start)
-            self._buf, self._base, self._pos = self._f.read(max(n, _CHUNK)), start, 0
-            if len(self._buf) < n:  # the file shrank while we were reading it
-                raise self.truncated()
-        self._pos += n
-        return self._buf[self._pos - n : self._pos]
-
-    def skip(self, n: int) -> None:
-        if n > self.remaining():
-            raise self.truncated()
-        if self._pos + n <= len(self._buf):
-            self._pos += n
-        else:
-            self._buf, self._base, self._pos = b"", self.tell() + n, 0
-
-    def skip_strings(self, count: int, limit: int) -> tuple[int, int] | None:
-        """Skips `count` strings; returns (index, length) of the first one that does not fit.
-
-        The vocabulary has ~650,000 strings, so this works on the window directly.
-        """
-        for j in range(count):
-            if self._pos + 8 <= len(self._buf):
-                n = _U64.unpack_from(self._buf, self._pos)[0]
-                self._pos += 8
-            else:
-                n = self.integer(_U64)
-            if n > limit or self._base + self._pos + n > self.size:
-                return j, n
-            if self._pos + n <= len(self._buf):
-                self._pos += n
-            else:
-                self.skip(n)
-        return None
-
-    def unpack(self, fmt: struct.Struct) -> int | float:
-        value: int | float = fmt.unpack(self.read(fmt.size))[0]
-        return value
-
-    def integer(self, fmt: struct.Struct) -> int:
-        return int(self.unpack(fmt))
-
-    def truncated(self) -> Problem:
-        return Problem(
-            f"is truncated: it ends at byte {self.size:,}, inside {self.where}; download it again"
-        )
-
 
 @dataclass
 class Metadata:
@@ -134,6 +49,8 @@ class Metadata:
     values: dict[str, Scalar] = field(default_factory=dict)
     array_lengths: dict[str, int] = field(default_factory=dict)
     types: dict[str, int] = field(default_factory=dict)
+    array_types: dict[str, int] = field(default_factory=dict)
+    arrays: dict[str, tuple[Scalar, ...]] = field(default_factory=dict)  # short numeric ones
     kept_bytes: int = 0
 
 
@@ -142,6 +59,8 @@ class TensorInfo:
     name: str
     offset: int  # from the start of the data section
     nbytes: int
+    dims: tuple[int, ...] = (1,)  # ggml order: the row length first
+    ggml_type: int = 0
 
 
 def read_header(s: Stream) -> tuple[int, int, int]:
@@ -204,7 +123,7 @@ def read_metadata(s: Stream, n_kv: int) -> Metadata:
         s.where, what = f"the metadata (key {show(key)})", f"metadata key {show(key)}"
         meta.types[key] = vtype = s.integer(_I32)
         if vtype == ARRAY:
-            meta.array_lengths[key] = _skip_array(s, what)
+            meta.array_lengths[key] = _read_array(s, meta, key, what)
         else:
             _keep(meta, key, _scalar(s, vtype, what))
     return meta
@@ -231,7 +150,8 @@ def _scalar(s: Stream, vtype: int, what: str) -> Scalar | None:
     return bool(value) if vtype == BOOL else value
 
 
-def _skip_array(s: Stream, what: str) -> int:
+def _read_array(s: Stream, meta: Metadata, key: str, what: str) -> int:
+    """Checks an array and returns its length; keeps the values of short numeric ones."""
     etype, count = s.integer(_I32), s.integer(_U64)
     if etype == ARRAY:
         raise Problem(f"is not loadable: {what} is an array of arrays, which llama.cpp refuses")
@@ -246,9 +166,15 @@ def _skip_array(s: Stream, what: str) -> int:
             f"is damaged or truncated: {what} claims an array of {count:,} values, which needs "
             f"at least {count * size:,} bytes, but only {s.remaining():,} are left in the file"
         )
-    if etype != STRING:
+    meta.array_types[key] = etype
+    if etype != STRING and count <= KEEP_ARRAY_VALUES:
+        fmt = _SCALARS[etype]
+        meta.arrays[key] = tuple(s.unpack(fmt) for _ in range(count))
+    elif etype != STRING:
         s.skip(count * size)
-    elif bad := s.skip_strings(count, MAX_VALUE_BYTES):
+    elif bad := s.skip_strings(count, MAX_VALUE_BYTES, unique=key == UNIQUE_STRINGS_KEY):
+        if bad[1] < 0:
+            raise Problem(f"is damaged: {what} repeats an earlier token at #{bad[0]}")
         raise _bad_string(s, bad[1], MAX_VALUE_BYTES, f"{what} (element #{bad[0]})")
     return count
 
@@ -267,12 +193,14 @@ def read_tensor_infos(s: Stream, n_tensors: int) -> list[TensorInfo]:
             raise Problem(f"is damaged: {label} appears twice")
         seen.add(raw)
         s.where = f"the tensor infos ({label})"
-        nbytes = _tensor_bytes(s, label)
-        infos.append(TensorInfo(raw.decode("utf-8", "replace"), s.integer(_U64), nbytes))
+        dims, type_id, nbytes = _tensor_shape(s, label)
+        name = raw.decode("utf-8", "replace")
+        infos.append(TensorInfo(name, s.integer(_U64), nbytes, dims, type_id))
     return infos
 
 
-def _tensor_bytes(s: Stream, label: str) -> int:
+def _tensor_shape(s: Stream, label: str) -> tuple[tuple[int, ...], int, int]:
+    """Reads n_dims, the dims and the type; returns (dims, type id, data bytes)."""
     n_dims = s.integer(_U32)
     if not 1 <= n_dims <= MAX_DIMS:
         raise Problem(f"is damaged: {label} has {n_dims} dimensions (1 to {MAX_DIMS} are allowed)")
@@ -294,4 +222,4 @@ def _tensor_bytes(s: Stream, label: str) -> int:
             f"is damaged: {label} has {dims[0]} values per row, not a multiple of "
             f"the {type_name} block size {block}"
         )
-    return count // block * block_bytes
+    return tuple(dims), type_id, count // block * block_bytes

@@ -7,18 +7,23 @@ from pathlib import Path
 
 from gptoss_local.backends.base import BackendError
 from gptoss_local.catalog import Catalog, ModelFile, ModelSpec, Shape
-from gptoss_local.store.gguf_check import GgufError, check_gguf
+from gptoss_local.store.gguf_check import GgufError
+from gptoss_local.store.gguf_hparams import Hparams
+from gptoss_local.store.gguf_model import read_model
 
-_ARCH = "gpt-oss"
 MXFP4_BYTES_PER_VALUE = 17 / 32
 Q8_0_BYTES_PER_VALUE = 34 / 32
 
 
 def spec_for_file(path: Path, catalog: Catalog) -> ModelSpec:
-    """The spec of `path`; raises BackendError when the file is missing or not a gpt-oss GGUF."""
+    """The spec of `path`; raises BackendError when llama.cpp could not load it as gpt-oss.
+
+    The file gets the whole pre-load check (`gguf_model.check_loadable`), so a damaged file
+    is refused here with a reason instead of crashing llama.cpp later.
+    """
 
     try:
-        info = check_gguf(path)
+        info, hp = read_model(path)
     except GgufError as exc:
         raise BackendError(str(exc), kind="bad_file") from None
     for spec in catalog.models:
@@ -33,55 +38,32 @@ def spec_for_file(path: Path, catalog: Catalog) -> ModelSpec:
         license=str(info.metadata.get("general.license", "unknown")),
         ollama_tag="",
         files=(ModelFile(path.name, total, "0" * 64),),
-        shape=_shape(path, info.metadata, info.array_lengths.get("tokenizer.ggml.tokens", 0)),
+        shape=_shape(hp, info.array_lengths["tokenizer.ggml.tokens"]),
     )
 
 
-REQUIRED = ("block_count", "embedding_length", "attention.head_count", "attention.head_count_kv",
-            "expert_count", "expert_used_count", "expert_feed_forward_length")  # fmt: skip
-
-
-def _shape(path: Path, meta: dict, vocab: int) -> Shape:
-    def get(key: str, default: int = 0) -> int:
-        value = meta.get(f"{_ARCH}.{key}", default)
-        return int(value) if isinstance(value, (int, float)) else default
-
-    missing = [f"{_ARCH}.{key}" for key in REQUIRED if get(key) <= 0]
-    if missing:
-        raise BackendError(
-            f"{path.name} is marked as gpt-oss but lacks {', '.join(missing)}: it is not a "
-            "complete gpt-oss model (a damaged or a different file)",
-            kind="bad_file",
-        )
-
-    layers, hidden = get("block_count"), get("embedding_length")
-    heads, kv_heads = get("attention.head_count"), get("attention.head_count_kv")
-    head_dim = get("attention.key_length") or (hidden // max(heads, 1))
-    experts, used, ff = (
-        get("expert_count"),
-        get("expert_used_count"),
-        get("expert_feed_forward_length"),
-    )
-    per_layer_token = 2 * kv_heads * head_dim * 2
+def _shape(hp: Hparams, vocab: int) -> Shape:
+    per_layer_token = 2 * hp.kv_heads * hp.head_dim * 2
+    hidden, ff, experts = hp.hidden, hp.expert_ff, hp.experts
     expert_layer = (
         int(3 * experts * hidden * ff * MXFP4_BYTES_PER_VALUE) + 3 * experts * max(hidden, ff) * 4
     )
     embd = int(vocab * hidden * Q8_0_BYTES_PER_VALUE)
-    active = int(layers * expert_layer * used / max(experts, 1))
+    active = int(hp.layers * expert_layer * hp.experts_used / experts)
     return Shape(
-        layers=layers,
+        layers=hp.layers,
         hidden=hidden,
-        heads=heads,
-        kv_heads=kv_heads,
-        head_dim=head_dim,
+        heads=hp.heads,
+        kv_heads=hp.kv_heads,
+        head_dim=hp.head_dim,
         experts=experts,
-        experts_used=used,
+        experts_used=hp.experts_used,
         vocab=vocab,
-        sliding_window=get("attention.sliding_window"),
-        context_max=get("context_length", 4096),
+        sliding_window=hp.sliding_window,
+        context_max=hp.context,
         params_total=0,
         params_active=0,
-        kv_bytes_per_token=(layers // 2) * per_layer_token,  # odd layers attend fully
+        kv_bytes_per_token=(hp.layers // 2) * per_layer_token,  # odd layers attend fully
         expert_layer_bytes=expert_layer,
         token_embd_bytes=embd,
         decode_bytes_per_token=max(active + embd, 1),

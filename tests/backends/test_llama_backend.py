@@ -167,13 +167,23 @@ def test_bad_files_are_refused_with_a_reason(tiny_gguf: Path, tmp_path: Path) ->
 def test_a_file_llama_cpp_cannot_load_says_what_it_reported(
     tiny_gguf: Path, tmp_path: Path
 ) -> None:
-    # Structurally sound, so the pre-check passes, but a required tensor is missing.
+    # Sound as far as the pre-check sees, but llama.cpp knows no such pre-tokenizer.
+    broken = tmp_path / "renamed.gguf"
+    broken.write_bytes(tiny_gguf.read_bytes().replace(b"gpt-4o", b"gpt-4x", 1))
+    with pytest.raises(BackendError) as caught:
+        open_tiny(broken)
+    assert caught.value.kind == "load_failed"
+    assert "could not load renamed.gguf" in str(caught.value)
+    assert "pre-tokenizer" in str(caught.value)
+
+
+def test_a_renamed_tensor_is_refused_before_llama_cpp(tiny_gguf: Path, tmp_path: Path) -> None:
     broken = tmp_path / "renamed.gguf"
     broken.write_bytes(tiny_gguf.read_bytes().replace(b"blk.0.attn_sinks", b"blk.0.attn_sinkX", 1))
     with pytest.raises(BackendError) as caught:
         open_tiny(broken)
-    assert caught.value.kind == "load_failed"
-    assert "could not load renamed.gguf" in str(caught.value) and "attn_sinks" in str(caught.value)
+    assert caught.value.kind == "bad_file"
+    assert "blk.0.attn_sinkX.weight" in str(caught.value)
 
 
 def test_steered_tool_call_is_parsed_and_stops_on_call(backend) -> None:

@@ -112,6 +112,10 @@ def test_hand_made_file_is_accepted(tmp_path: Path) -> None:
     assert check_gguf(path).version == 2
 
 
+def _strings(*items: str) -> bytes:
+    return struct.pack("<iQ", STR, len(items)) + b"".join(gstr(item) for item in items)
+
+
 def _string_overrun() -> bytes:
     return build([ARCH, kv("general.name", STR, struct.pack("<Q", 100_000) + b"x")])
 
@@ -236,6 +240,21 @@ BROKEN: list[tuple[str, Callable[[], bytes], tuple[str, ...]]] = [
         ("Ollama", "llama.cpp cannot load", "`gptoss-local pull`"),
     ),
     ("no architecture", lambda: build([kv_u32("x", 1)]), ("no general.architecture key",)),
+    (
+        "tensor not 32-byte aligned in the file",
+        lambda: build(
+            [ARCH, kv_u32("general.alignment", 8)],
+            [tinfo("a.weight", [2], F32, 0), tinfo("b.weight", [32, 2], Q8_0, 8)],
+            bytes(8) + bytes(68),
+            alignment=8,
+        ),
+        ("not a multiple of 32, which llama.cpp needs", "general.alignment is 8"),
+    ),
+    (
+        "repeated token",
+        lambda: build([ARCH, kv("tokenizer.ggml.tokens", ARR, _strings("a", "b", "a"))]),
+        ("'tokenizer.ggml.tokens' repeats an earlier token at #2",),
+    ),
     (
         "architecture type",
         lambda: build([kv_u32("general.architecture", 1)]),
