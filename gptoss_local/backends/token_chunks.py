@@ -105,8 +105,8 @@ def tokenize_in_pieces(
         TokenizeCancelled: `cancel` was set between two pieces.
     """
     tokens: list[int] = []
-    for piece, deep in pieces(text, special):
-        if cancel is not None and cancel.is_set():
+    for number, (piece, deep) in enumerate(pieces(text, special)):
+        if number and cancel is not None and cancel.is_set():  # between pieces, not before
             raise TokenizeCancelled
         if limit is not None and len(tokens) >= limit:
             break
