@@ -51,13 +51,25 @@ def main() -> None:
     parser.add_argument("--baseline-mib", type=float, default=0.0)
     parser.add_argument("--threads", type=int)
     parser.add_argument("--generate", type=int, default=64)
+    parser.add_argument("--ubatch", type=int, default=512)
+    parser.add_argument("--load-mode", choices=["auto", "none", "mmap"], default="auto")
+    parser.add_argument("--prefill", type=int, default=0, help="also time a prompt of N tokens")
     args = parser.parse_args()
     settings = LoadSettings(
-        context=args.context, gpu_layers=-1, cpu_moe_layers=args.cpu_moe, threads=args.threads
-    )
-    report: dict = {"cpu_moe_layers": args.cpu_moe, "context": args.context}
+        context=args.context, gpu_layers=-1, cpu_moe_layers=args.cpu_moe, threads=args.threads,
+        n_batch=max(2048, args.ubatch), n_ubatch=args.ubatch, load_mode=args.load_mode,
+    )  # fmt: skip
+    report: dict = {"cpu_moe_layers": args.cpu_moe, "context": args.context,
+                    "ubatch": args.ubatch, "load_mode": args.load_mode}  # fmt: skip
     with LlamaCppBackend(args.model, settings, log_path=args.model.parent / "probe.log") as backend:
         report["vram_after_load_mib"] = used_vram_mib(args.baseline_mib)
+        if args.prefill:
+            prompt = benchmark.filler_conversation(backend, args.prefill)
+            timed = benchmark.run_once(backend, prompt, 1)
+            report["prefill_tokens"] = timed.evaluated_tokens
+            report["prefill_tokens_per_second"] = round(
+                timed.evaluated_tokens / max(timed.prefill_seconds, 1e-9), 1
+            )
         fill = benchmark.filler_conversation(backend, args.context - args.generate - 64)
         stats = benchmark.run_once(backend, fill, args.generate)
         report["vram_after_fill_mib"] = used_vram_mib(args.baseline_mib)

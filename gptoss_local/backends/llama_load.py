@@ -7,11 +7,14 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, LoadProgress, no_load_progress
 
+LoadMode = Literal["auto", "none", "mmap"]
+# llama.h's enum llama_load_mode.
+LOAD_MODES: dict[str, int] = {"auto": -1, "none": 0, "mmap": 1}
 _OOM = re.compile(
     r"out of memory|failed to allocate|cudaMalloc|unable to allocate|ErrorOutOfDeviceMemory", re.I
 )
@@ -29,7 +32,10 @@ class LoadSettings:
     n_batch: int = 2048
     n_ubatch: int = 512
     threads: int | None = None  # None: the physical core count
-    use_mmap: bool = True
+    # "auto": llama.cpp maps the file where the GPU allows it; "none": the weights are read into
+    # memory, and experts kept in RAM land in pinned host buffers that the GPU can take in
+    # large batches (llama-bench --load-mode none); "mmap": always mapped.
+    load_mode: LoadMode = "auto"
     sequences: int = 1  # replies decoded together (`serve --parallel`), sharing the context
 
     @classmethod
@@ -108,7 +114,9 @@ def _model_params(settings: LoadSettings) -> tuple[Any, tuple[Any, ...]]:
     bindings = native.lib()
     params = bindings.llama_model_default_params()
     params.n_gpu_layers = 999 if settings.gpu_layers < 0 else settings.gpu_layers
-    params.use_mmap = settings.use_mmap
+    # This llama.cpp has `load_mode` in place of `use_mmap` (an attribute of that name would be
+    # set on the Python object alone and change nothing).
+    params.load_mode = LOAD_MODES[settings.load_mode]
     # ggml's AMX matrix kernels crash on gpt-oss's Q8_0 tensors (llama.cpp#20824): on CPUs with
     # AMX, skip the CPU's extra (repacked) buffer types.
     if "AMX_INT8 = 1" in native.system_info():

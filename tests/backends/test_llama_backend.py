@@ -22,6 +22,7 @@ from engine_helpers import (
 )
 
 from gptoss_local.backends.base import BackendError, GenerationSettings
+from gptoss_local.backends.llama_load import LOAD_MODES
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall, TurnEnded
 
@@ -250,3 +251,23 @@ def test_a_chain_on_the_backend_is_kept_between_replies_and_reset(backend) -> No
     sampled(settings, replace(on_gpu, backend_sampling=False))  # a CPU chain: kept one let go
     assert backend._samplers._kept is None
     assert sampled(settings, on_gpu) == first
+
+
+@pytest.mark.parametrize(("mode", "logged"), [("none", "none"), ("mmap", "mmap")])
+def test_the_load_mode_reaches_llama_cpp(
+    tiny_gguf: Path, tmp_path: Path, mode: str, logged: str
+) -> None:
+    # Before: the loader set `use_mmap`, a field this llama.cpp no longer has, which changed
+    # nothing: the file was always mapped.
+    log = tmp_path / "llama.log"
+    with open_tiny(tiny_gguf, log, load_mode=mode):
+        pass
+    assert f"(load_mode = {logged})" in log.read_text()
+
+
+def test_our_load_modes_are_llama_cpps() -> None:
+    import llama_cpp
+
+    assert LOAD_MODES == {"auto": llama_cpp.LLAMA_LOAD_MODE_AUTO,
+                          "none": llama_cpp.LLAMA_LOAD_MODE_NONE,
+                          "mmap": llama_cpp.LLAMA_LOAD_MODE_MMAP}  # fmt: skip
