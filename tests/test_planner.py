@@ -9,6 +9,7 @@ from cards import card
 from fake_nvml import FakeNvml
 
 from gptoss_local import catalog
+from gptoss_local.backends.llama_load import LoadSettings
 from gptoss_local.errors import UnknownModelError
 from gptoss_local.hardware import machine as hardware
 from gptoss_local.plan import memory
@@ -172,3 +173,11 @@ def test_speed_is_published_where_known_and_estimated_elsewhere() -> None:
 def test_unknown_model_is_a_key_error_listing_choices() -> None:
     with pytest.raises(UnknownModelError, match="20b"):
         plan(machine([], 32, 26), catalog.load(), Wishes(model="gpt-oss-7b"))
+
+
+@pytest.mark.parametrize(
+    ("cards", "load_mode"), [(["3060"], "none"), (["4090"], "auto"), ([], "auto")]
+)
+def test_experts_in_ram_beside_a_gpu_load_into_pinned_memory(cards, load_mode) -> None:
+    p = plan(machine(cards, 32, 26), catalog.load())
+    assert LoadSettings.from_plan(p).load_mode == load_mode

@@ -45,7 +45,7 @@ def reference(bin_dir: Path, model: Path, layers: int, ubatches: str, modes: str
 def ours(model: Path, layers: int, ubatch: int, mode: str) -> list[dict]:
     """Our engine in a fresh process (offload_probe.py) for one configuration."""
     command = [sys.executable, str(HERE / "offload_probe.py"), str(model), "--cpu-moe", str(layers),
-               "--context", "8192", "--ubatch", str(ubatch), "--load-mode", mode,
+               "--context", "5120", "--ubatch", str(ubatch), "--load-mode", mode,
                "--prefill", str(PROMPT), "--generate", str(GENERATE),
                "--baseline-mib", str(used_vram_mib(0.0) or 0)]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=1200)

@@ -70,10 +70,10 @@ def main() -> None:
             report["prefill_tokens_per_second"] = round(
                 timed.evaluated_tokens / max(timed.prefill_seconds, 1e-9), 1
             )
-        fill = benchmark.filler_conversation(backend, args.context - args.generate - 64)
-        stats = benchmark.run_once(backend, fill, args.generate)
+        if not args.prefill:  # else the timed prompt stands in for the fill
+            fill = benchmark.filler_conversation(backend, args.context - args.generate - 64)
+            report["context_used"] = benchmark.run_once(backend, fill, args.generate).context_used
         report["vram_after_fill_mib"] = used_vram_mib(args.baseline_mib)
-        report["context_used"] = stats.context_used
         report["rss_gib"] = round(resident_gib(), 2)
         short = benchmark.filler_conversation(backend, 200)
         report["decode_tokens_per_second"] = round(
