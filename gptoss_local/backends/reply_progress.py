@@ -48,6 +48,11 @@ class ReplyProgress:
         """The prompt is in the cache; sampling starts."""
         self.prefill_done = time.perf_counter()
 
+    def ends_with(self, token: int) -> bool:
+        """Whether `token`, once fed, ends the reply (an end token, or the token limit)."""
+        limit = self._max_tokens
+        return token in self._stops or (limit is not None and len(self.generated) + 1 >= limit)
+
     def feed(self, token: int) -> tuple[list[Event], StopReason | None]:
         """Take a sampled token: the events it completes, and the stop reason if it ends the
         reply (an end token, or the token limit reached)."""

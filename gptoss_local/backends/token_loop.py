@@ -56,22 +56,24 @@ class TokenLoop:
         decode, context = self._bindings.llama_decode, self._loaded.context
         while True:
             token = sampler.sample(context)
+            # The next token is set going before this one is parsed and handed on: on a GPU
+            # llama_decode only queues the work, so the parser, the caller and a UI thread
+            # holding the GIL take their time while the GPU computes, not between its steps.
+            going = not (progress.ends_with(token) or self._cancel.is_set())
+            going = going and len(self._cache.tokens) + 1 < self._context_size
+            if going:
+                token_array[0] = token
+                if decode(context, batch) != 0:
+                    raise BackendError(
+                        "llama.cpp failed to evaluate the next token", kind="decode_failed"
+                    )
+                self._cache.tokens.append(token)
             events, reason = progress.feed(token)
             yield from events
+            if reason is None and (self._cancel.is_set() or not going):
+                reason = "cancelled" if self._cancel.is_set() else "context_full"
             if reason is not None:
                 break
-            if self._cancel.is_set():
-                reason = "cancelled"
-                break
-            if len(self._cache.tokens) + 1 >= self._context_size:
-                reason = "context_full"
-                break
-            token_array[0] = token
-            if decode(context, batch) != 0:
-                raise BackendError(
-                    "llama.cpp failed to evaluate the next token", kind="decode_failed"
-                )
-            self._cache.tokens.append(token)
         yield from progress.finish()
         return self._stats(progress, prompt, cached, reason)
 
