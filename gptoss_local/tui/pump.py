@@ -48,9 +48,11 @@ TOOL_STEPS = (ToolCallRequested, ToolCallApproved, ToolCallDenied, ToolCallFinis
 # runs. The engine thread needs the GIL for a moment per token; every UI update (Markdown, layout)
 # holds it for milliseconds. On an H200 with the 20b shape, 4 replies of 256 tokens: 172-202
 # tokens/s at Python's 5 ms and 50 ms updates, 273-285 at 0.5 ms and 200 ms, against ~300
-# without a UI (bench/results/gpu/tui-intervals-h200.txt).
+# without a UI (bench/results/gpu/tui-intervals-h200.txt). Since the engine queues the next
+# token before it handles this one, a switch of 0.1 ms keeps 0.95-0.97 of its 307 t/s after the
+# first reply, against 0.84-0.93 at 0.5 ms (bench/results/gpu/tui-switch-h200.txt).
 BATCH_INTERVAL = 0.2
-SWITCH_INTERVAL = 0.0005
+SWITCH_INTERVAL = 0.0001
 
 
 class Batcher:
