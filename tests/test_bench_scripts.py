@@ -142,3 +142,15 @@ def test_the_serve_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) ->
         ("gptoss-local serve -np 2", 1, 2, 16), ("gptoss-local serve -np 2", 2, 4, 32),
     ]  # fmt: skip
     assert all(r["ttft_median_s"] > 0 and r["throughput_tps"] > 0 for r in rows)
+
+
+def test_the_tokenize_reuse_benchmark_runs(tiny_gguf: Path, tmp_path: Path) -> None:
+    out = tmp_path / "reuse.txt"
+    done = subprocess.run(
+        [sys.executable, str(GPU_BENCH.parent / "tokenize_reuse.py"), str(tiny_gguf),
+         "--turns", "3,20", "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = out.read_text().splitlines()[-2:]
+    assert [row.split()[0] for row in rows] == ["3", "20"]

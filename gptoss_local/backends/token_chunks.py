@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 # A piece's size: a cancel check at least every second or so of tokenizing, even of text
 # dense with control tokens (llama.cpp compiles its regex anew for each run of text between
@@ -104,14 +106,82 @@ def tokenize_in_pieces(
     Raises:
         TokenizeCancelled: `cancel` was set between two pieces.
     """
-    tokens: list[int] = []
-    for number, (piece, deep) in enumerate(pieces(text, special)):
+    return tokenize_reusing(text, special, tokenize, (), cancel, limit).tokens.tolist()
+
+
+@dataclass
+class Tokenized:
+    """A text's tokens and where its pieces ended, as (characters, tokens) so far: a later
+    text that starts the same way takes the tokens up to one of those ends as they are."""
+
+    text: str
+    special: bool
+    tokens: array[int]
+    marks: list[tuple[int, int]]
+
+    def reusable(self, text: str, special: bool) -> tuple[int, int]:
+        """(characters, tokens) of `text` that these tokens already cover exactly."""
+        if special != self.special or not self.marks:
+            return 0, 0
+        shared = _shared_length(self.text, text)
+        for chars, count in reversed(self.marks):
+            # A piece end is only kept where `text` is cut there too (what follows may differ).
+            if chars <= shared and _is_exact_cut(text, chars, special):
+                return chars, count
+        return 0, 0
+
+
+def tokenize_reusing(
+    text: str,
+    special: bool,
+    tokenize: Callable[[str, bool], list[int]],
+    earlier: Iterable[Tokenized],
+    cancel: threading.Event | None = None,
+    limit: int | None = None,
+) -> Tokenized:
+    """`text` tokenized as `tokenize_in_pieces` does, taking what one of `earlier` texts
+    shares with it from that text's tokens (a chat's next prompt repeats the last one).
+
+    Raises:
+        TokenizeCancelled: `cancel` was set between two pieces.
+    """
+    start, count, source = 0, 0, None
+    for known in earlier:
+        chars, covered = known.reusable(text, special)
+        if chars > start:
+            start, count, source = chars, covered, known
+    tokens = array("i", source.tokens[:count] if source else ())
+    marks = [m for m in source.marks if m[0] <= start] if source else []
+    offset = start
+    for number, (piece, deep) in enumerate(pieces(text[start:], special)):
         if number and cancel is not None and cancel.is_set():  # between pieces, not before
             raise TokenizeCancelled
         if limit is not None and len(tokens) >= limit:
             break
-        tokens += on_big_stack(tokenize, piece, special) if deep else tokenize(piece, special)
-    return tokens
+        tokens.extend(on_big_stack(tokenize, piece, special) if deep else tokenize(piece, special))
+        offset += len(piece)
+        marks.append((offset, len(tokens)))
+    return Tokenized(text[:offset], special, tokens, marks)
+
+
+def _is_exact_cut(text: str, at: int, special: bool) -> bool:
+    if at <= 0 or at >= len(text):
+        return False
+    if text[at] == " " and not text[at - 1].isspace():
+        return True
+    return special and text.startswith(_START, at)
+
+
+def _shared_length(a: str, b: str) -> int:
+    """The length of the longest common start of `a` and `b` (slices compare in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # the longest length whose starts are equal, by bisection
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def on_big_stack(tokenize: Callable[[str, bool], list[int]], text: str, special: bool) -> list[int]:

@@ -9,7 +9,6 @@ import random
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,23 +31,6 @@ REPO = Path(__file__).parents[2]
 # 20,000 letters passed before; 30,000 overflowed llama.cpp's stack. "the" is one token of the
 # synthetic vocabulary, so the word fits a tiny model's context.
 LONG_WORD = "the" * 10_000
-
-
-@pytest.fixture(scope="module")
-def o200k(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """gpt-oss's vocabulary loaded alone (no weights) through llama.cpp."""
-    from o200k_gguf import write_o200k_vocab
-
-    path = write_o200k_vocab(tmp_path_factory.mktemp("vocab") / "o200k.gguf")
-    bindings = native.lib()
-    params = bindings.llama_model_default_params()
-    params.vocab_only = True
-    model = bindings.llama_model_load_from_file(str(path).encode(), params)
-    assert model, "llama.cpp did not load the vocabulary"
-    try:
-        yield bindings.llama_model_get_vocab(model)
-    finally:
-        bindings.llama_model_free(model)
 
 
 def _alphabet() -> list[str]:
