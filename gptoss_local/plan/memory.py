@@ -61,22 +61,33 @@ def kv_cache_bytes(spec: ModelSpec, context: int, kv_type: str = "f16", n_ubatch
     return int(total * KV_TYPE_RATIO[kv_type])
 
 
-def compute_buffer_bytes(spec: ModelSpec, n_ubatch: int = 512) -> int:
-    """One compute buffer: float32 logits of a micro-batch plus graph scratch."""
-    return spec.shape.vocab * n_ubatch * 4 + COMPUTE_EXTRA_BYTES
+def compute_buffer_bytes(spec: ModelSpec, n_ubatch: int = 512, experts_on_gpu: bool = True) -> int:
+    """One compute buffer: float32 logits of a micro-batch, the experts' intermediate results
+    for each of its tokens, and graph scratch.
+
+    The experts' part was fitted to NVML on an H200 (bench/results/gpu/experts-in-ram.txt): the
+    buffer grew by 0.15 MiB per micro-batch token beyond the logits with some experts on the GPU
+    and by 0.05 MiB with all of them in RAM; here 4 and 1 float32 vectors of the chosen experts'
+    width (gpt-oss's experts are as wide as the model) per token, a little above each.
+    """
+    shape = spec.shape
+    vectors = 4 if experts_on_gpu else 1
+    experts = n_ubatch * shape.experts_used * shape.hidden * 4 * vectors
+    return shape.vocab * n_ubatch * 4 + experts + COMPUTE_EXTRA_BYTES
 
 
 def estimate(spec: ModelSpec, placement: Placement) -> Estimate:
     """Memory a model takes when loaded with `placement` and its context filled."""
     shape = spec.shape
     kv = kv_cache_bytes(spec, placement.context, placement.kv_type, placement.n_ubatch)
-    compute = compute_buffer_bytes(spec, placement.n_ubatch)
+    layers_in_ram = min(max(placement.cpu_moe_layers, 0), shape.layers)
+    experts_on_gpu = placement.gpu_count > 0 and layers_in_ram < shape.layers
+    compute = compute_buffer_bytes(spec, placement.n_ubatch, experts_on_gpu)
     if placement.gpu_count == 0:
         ram = spec.total_bytes + kv + compute + HOST_BUFFERS_BYTES + PROCESS_BYTES
         return Estimate(
             vram=0, ram=ram, kv_cache=kv, weights_on_gpu=0, weights_in_ram=spec.total_bytes
         )
-    layers_in_ram = min(max(placement.cpu_moe_layers, 0), shape.layers)
     in_ram = shape.token_embd_bytes + layers_in_ram * shape.expert_layer_bytes
     on_gpu = spec.total_bytes - in_ram
     per_gpu = CUDA_CONTEXT_BYTES + compute + FIRST_USE_BYTES
