@@ -175,9 +175,9 @@ def _is_exact_cut(text: str, at: int, special: bool) -> bool:
 def _shared_length(a: str, b: str) -> int:
     """The length of the longest common start of `a` and `b` (slices compare in C)."""
     low, high = 0, min(len(a), len(b))
-    while low < high:  # the longest length whose starts are equal, by bisection
+    while low < high:  # by bisection; a[:low] is known equal, so only the part after it is compared
         middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
+        if a[low:middle] == b[low:middle]:
             low = middle
         else:
             high = middle - 1
