@@ -24,11 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # tes
 
 from synthetic import PRESETS, write_gguf
 
-from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
 from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.harmony import Message, render_prompt
+from gptoss_local.conversation import Conversation, Message
+from gptoss_local.harmony import render_prompt
 
 TOKENS = {"tiny": 1024, "tiny-vocab": 512, "small": 256, "20b": 128, "120b": 128}
 MODES = {"greedy": {"temperature": 0.0}, "temp 1, top-p 1": {"temperature": 1.0, "top_p": 1.0}}
@@ -77,7 +78,8 @@ def time_ours(
     )
     settings = GenerationSettings(max_tokens=count, seed=1, **mode)
     backend.cache.clear()  # no reuse: each run evaluates the whole prompt, like the reference
-    stats = backend.stream(conversation, settings, options=LlamaOptions(logit_bias=ban)).drain()[1]
+    asked = ReplyRequest(conversation, settings)
+    stats = backend.stream(asked, options=LlamaOptions(logit_bias=ban)).drain()[1]
     assert stats.generated_tokens == count
     return float(stats.decode_tokens_per_second or 0.0)
 

@@ -26,11 +26,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
 from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.harmony import Message, render_prompt
+from gptoss_local.conversation import Conversation, Message
+from gptoss_local.harmony import render_prompt
 
 DATE = dt.date(2026, 12, 2)
 FILLER = (
@@ -53,7 +54,7 @@ def first_reply(
     settings: GenerationSettings,
     options: LlamaOptions,
 ) -> dict:
-    s = backend.stream(conversation, settings, options=options).drain()[1]
+    s = backend.stream(ReplyRequest(conversation, settings), options=options).drain()[1]
     return {"ttft": s.ttft_seconds, "cached": s.cached_tokens, "evaluated": s.evaluated_tokens}
 
 
@@ -68,7 +69,8 @@ def run_case(args: argparse.Namespace, history_tokens: int, warm: bool) -> dict:
         prefill = None
         if warm:
             started = time.perf_counter()
-            backend.prefill(Conversation(past, current_date=DATE), settings, options=options)
+            so_far = Conversation(past, current_date=DATE)
+            backend.prefill(ReplyRequest(so_far, settings), options=options)
             prefill = time.perf_counter() - started
         asked = Conversation((*past, question), current_date=DATE)
         result = first_reply(backend, asked, settings, options)

@@ -52,9 +52,9 @@ def timed(backend: Any, timings: Path) -> Callable[..., Any]:
     first sampled token (the engine's own figure): the parser's hold on headerless text."""
     from gptoss_local.backends.base import Reply
 
-    def stream(conversation: Any, settings: Any, cancel: Any) -> Reply:
+    def stream(request: Any, cancel: Any) -> Reply:
         called = time.perf_counter()
-        reply = backend.stream(conversation, settings, cancel)
+        reply = backend.stream(request, cancel)
 
         def events() -> Iterator[Any]:
             first_text = None

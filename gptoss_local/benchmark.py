@@ -7,10 +7,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from gptoss_local.backends.base import Conversation, GenerationSettings, Stats
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest, Stats
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.harmony import Message, render_prompt
+from gptoss_local.conversation import Conversation, Message
+from gptoss_local.harmony import render_prompt
 
 FILLER = " The quick brown fox jumps over the lazy dog near the river bank."
 SAMPLING = {
@@ -69,7 +70,7 @@ def run_once(
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in END_TOKENS)
     settings = GenerationSettings(max_tokens=generate, seed=1, **SAMPLING[sampling])  # type: ignore[arg-type]
     options = LlamaOptions(logit_bias=ban, backend_sampling=backend_sampling)
-    return backend.stream(conversation, settings, options=options).drain()[1]
+    return backend.stream(ReplyRequest(conversation, settings), options=options).drain()[1]
 
 
 def measure(

@@ -8,12 +8,13 @@ from pathlib import Path
 import llama_cpp.llama_cpp as bindings
 import numpy as np
 
-from gptoss_local.backends.base import Conversation, GenerationSettings, Reply, Stats
+from gptoss_local.backends.base import GenerationSettings, Reply, Stats
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
 from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.conversation import Conversation, Message
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta
-from gptoss_local.harmony import Message, render_prompt
+from gptoss_local.harmony import render_prompt
 
 DATE = dt.date(2026, 12, 2)
 # Steers the random tiny model into a well-formed Harmony reply. The grammar ends with the

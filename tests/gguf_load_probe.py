@@ -75,7 +75,7 @@ def _read(output: str, todo: list[Path], outcomes: dict[Path, str]) -> tuple[int
 def _probe(paths: list[str]) -> None:
     from engine_helpers import chat
 
-    from gptoss_local.backends.base import BackendError, GenerationSettings
+    from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
     from gptoss_local.backends.llama_cpp import LlamaCppBackend
     from gptoss_local.backends.llama_load import LoadSettings
 
@@ -86,7 +86,11 @@ def _probe(paths: list[str]) -> None:
         try:
             backend = LlamaCppBackend(Path(path), settings, log_path=log)
             try:
-                list(backend.stream(chat("hi"), GenerationSettings(max_tokens=2, seed=1)))
+                list(
+                    backend.stream(
+                        ReplyRequest(chat("hi"), GenerationSettings(max_tokens=2, seed=1))
+                    )
+                )
             finally:
                 backend.close()
         except BackendError as exc:

@@ -22,16 +22,11 @@ from pathlib import Path
 
 from engine_helpers import never_stop, open_tiny, steered
 
-from gptoss_local.backends.base import (
-    BackendError,
-    Conversation,
-    GenerationSettings,
-    Reply,
-    Stats,
-)
+from gptoss_local.backends.base import BackendError, GenerationSettings, Reply, ReplyRequest, Stats
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.ollama_probe import free_port
+from gptoss_local.conversation import Conversation
 from gptoss_local.events import Event, ReasoningDelta
 from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.server import ApiServer, make_server
@@ -66,17 +61,16 @@ class Steering:
         )
         self._call = replace(self._reply, logit_bias=ban)
 
-    def __call__(
-        self, conversation: Conversation, settings: GenerationSettings, cancel: threading.Event
-    ) -> Reply:
+    def __call__(self, request: ReplyRequest, cancel: threading.Event) -> Reply:
+        conversation = request.conversation
         self.seen.conversations.append(conversation)
-        self.seen.settings.append(settings)
+        self.seen.settings.append(request.settings)
         last = conversation.messages[-1]
         slow = last.role == "user" and last.content.startswith("slow")
         if last.role == "user" and last.content.startswith("fail"):
             return Reply(_failing())
         options = self._options(conversation)
-        reply = self.backend.stream(conversation, settings, cancel, options=options)
+        reply = self.backend.stream(request, cancel, options=options)
         return Reply(self._recorded(reply, slow))
 
     def _options(self, conversation: Conversation) -> LlamaOptions:

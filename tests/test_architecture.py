@@ -3,7 +3,9 @@
 No import cycle between modules (deferred imports included, `if TYPE_CHECKING:` ones not); the
 command-line layer (`commands/`) is imported only by `cli.py`; textual only inside `tui/`; and
 modules of the package import each other at the top of the file, not inside functions (heavy
-third-party libraries stay deferred to where they are used, so `--help` stays fast).
+third-party libraries stay deferred to where they are used, so `--help` stays fast). The
+conversation sits at the bottom, with the Harmony format just above it, and the conversation's
+types are imported from the conversation module, not from the format or the backends.
 """
 
 from __future__ import annotations
@@ -147,6 +149,53 @@ def test_the_package_imports_itself_at_the_top_of_files() -> None:
         and not imp.target.startswith(DEFERRED_TARGETS)
     ]
     assert deferred == []
+
+
+# What these may import of the package besides themselves: the conversation is a leaf (the
+# parsed call a record is made from aside), and the format renders it knowing nothing above.
+FLOORS = {
+    "gptoss_local.conversation": ("gptoss_local.events",),
+    "gptoss_local.harmony": ("gptoss_local.conversation", "gptoss_local.events",
+                             "gptoss_local.kinds"),
+}  # fmt: skip
+# Still import the conversation's types from where they used to be; to be moved over.
+CONVERSATION_TRANSITION = {"gptoss_local.tui.pump"}
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_the_conversation_and_its_format_import_nothing_above_them() -> None:
+    upward = [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for imp in INTERNAL
+        for package, allowed in FLOORS.items()
+        if _within(imp.source, package)
+        and not _within(imp.target, package)
+        and not any(_within(imp.target, floor) for floor in allowed)
+    ]
+    assert upward == []
+
+
+def _conversation_names() -> set[str]:
+    tree = ast.parse(MODULES["gptoss_local.conversation"].read_text(encoding="utf-8"))
+    names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    assigned = [t for n in tree.body if isinstance(n, ast.Assign) for t in n.targets]
+    assigned += [n.target for n in tree.body if isinstance(n, ast.AnnAssign)]
+    return names | {t.id for t in assigned if isinstance(t, ast.Name)}
+
+
+def test_the_conversation_types_come_from_the_conversation_module() -> None:
+    owned = _conversation_names()
+    elsewhere = []
+    for source in sorted(set(MODULES) - CONVERSATION_TRANSITION):
+        for node in ast.walk(ast.parse(MODULES[source].read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module != "gptoss_local.conversation":
+                found = {a.name for a in node.names} & owned
+                if (node.module or "").startswith("gptoss_local") and found:
+                    elsewhere.append(f"{source}:{node.lineno} {sorted(found)} from {node.module}")
+    assert elsewhere == []
 
 
 @pytest.mark.parametrize(

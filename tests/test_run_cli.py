@@ -15,8 +15,9 @@ from engine_helpers import DATE
 
 from gptoss_local.backends.base import Stats
 from gptoss_local.commands.run import _JsonWriter
+from gptoss_local.conversation import Message, Tool
 from gptoss_local.events import ToolCall
-from gptoss_local.harmony import Message, Tool, render_prompt
+from gptoss_local.harmony import render_prompt
 
 
 def gptoss(home: Path, *argv: str, stdin: str | None = None) -> subprocess.CompletedProcess:

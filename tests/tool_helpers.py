@@ -9,9 +9,10 @@ import sys
 import threading
 from pathlib import Path
 
-from gptoss_local.backends.base import Conversation, GenerationSettings, Reply
+from gptoss_local.backends.base import Reply, ReplyRequest
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.conversation import Conversation
 from gptoss_local.tools.mcp_config import config_path
 
 GIT_SERVER = Path(sys.executable).parent / "mcp-server-git"
@@ -69,14 +70,9 @@ class Steered:
     def __getattr__(self, name: str) -> object:  # info, prefill, close: the engine's own
         return getattr(self.backend, name)
 
-    def stream(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> Reply:
-        self.seen.append(conversation)
-        return self.backend.stream(conversation, settings, cancel, self.options.pop(0))
+    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
+        self.seen.append(request.conversation)
+        return self.backend.stream(request, cancel, self.options.pop(0))
 
 
 def ban(backend: LlamaCppBackend, *tokens: str) -> tuple[tuple[int, float], ...]:

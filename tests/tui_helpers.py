@@ -15,12 +15,13 @@ from textual.screen import Screen
 from gptoss_local.backends.base import (
     BackendInfo,
     Capabilities,
-    Conversation,
     GenerationSettings,
     Reply,
+    ReplyRequest,
     Stats,
 )
 from gptoss_local.chat.model_host import Opener
+from gptoss_local.conversation import Conversation
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta
 from gptoss_local.session.history import History
 from gptoss_local.tui.app import ChatApp, make_app
@@ -40,7 +41,7 @@ class ScriptedBackend:
     speed. `cancel` is honoured between items.
     """
 
-    capabilities = Capabilities(prefill=True)
+    capabilities = Capabilities(prefill=True, tools=True, builtin_tools=True)
 
     def __init__(self, script: Script, *, delay: float = 0.0) -> None:
         self.script = list(script)
@@ -54,13 +55,8 @@ class ScriptedBackend:
     def info(self) -> BackendInfo:
         return INFO
 
-    def stream(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> Reply:
-        self.calls.append((conversation, settings))
+    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
+        self.calls.append((request.conversation, request.settings))
         return Reply(self._play(cancel or threading.Event()))
 
     def _play(self, cancel: threading.Event) -> Generator[Event, None, Stats]:
@@ -83,14 +79,12 @@ class ScriptedBackend:
         self.finished_at = time.monotonic()
         return self.stats(reason)
 
-    def prefill(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> int:
-        self.prefills.append((conversation, settings))
+    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
+        self.prefills.append((request.conversation, request.settings))
         return 0
+
+    def keep_conversations(self, max_bytes: int) -> None:
+        pass
 
     def stats(self, reason: str) -> Stats:
         """The stats of a reply that ended for `reason`."""

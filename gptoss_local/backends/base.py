@@ -1,42 +1,35 @@
 """The contract every backend keeps, and the types that cross it.
 
-A backend loads one model and streams replies. `stream()` returns a `Reply`: iterating it gives
-the Harmony events of `gptoss_local.events` as the model produces them, and once it is exhausted
-`Reply.stats` says what the reply cost (also when it was cancelled or cut short). What a
-backend can do beyond that it declares in `capabilities`; options only one engine understands
-(a grammar, logit biases, sampling on the GPU) are that engine's own, not `GenerationSettings`.
+A backend loads one model and streams replies. `stream()` takes a `ReplyRequest` (the
+`Conversation`, the `GenerationSettings`, and what is asked of this reply besides: a response
+format) and returns a `Reply`: iterating it gives the Harmony events of `gptoss_local.events`
+as the model produces them, and once it is exhausted `Reply.stats` says what the reply cost
+(also when it was cancelled or cut short).
+
+What an engine honours beyond plain text it declares in `capabilities`, and `check_request` is
+the one place a request is held against them: callers run it before they stream (and turn its
+`UnsupportedRequest` into their own refusal), and backends run it too, so that nothing asked
+is silently dropped. Options only one engine understands (a grammar, logit biases, sampling on
+the GPU) are that engine's own (`LlamaOptions`), not part of the request.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
+# `Conversation` is the conversation module's; it is imported here for `ReplyRequest` (and
+# gptoss_local.tui.pump still imports it from here: new code imports it from the conversation
+# module).
+from gptoss_local.conversation import Conversation
 from gptoss_local.errors import UserError
 from gptoss_local.events import Event
-from gptoss_local.harmony import BuiltinTool, Message, Tool
 from gptoss_local.kinds import EFFORTS, Effort
 
 StopReason = Literal["return", "call", "length", "context_full", "cancelled", "end_of_stream"]
-
-
-@dataclass(frozen=True)
-class Conversation:
-    """Everything the model sees: history, the user's instructions, tools, and the date.
-
-    `tools` are functions (``functions.NAME``); `builtin_tools` the built-ins gpt-oss was
-    trained with (the python tool), described in the system message.
-    """
-
-    messages: tuple[Message, ...]
-    instructions: str | None = None
-    tools: tuple[Tool, ...] = ()
-    current_date: dt.date | None = None
-    builtin_tools: tuple[BuiltinTool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,17 +60,52 @@ class GenerationSettings:
 
 
 @dataclass(frozen=True)
+class ResponseFormat:
+    """What the reply's answer must be: JSON that `schema` accepts (None: any JSON object).
+
+    Typed here so the contract has room for it; which engine holds a reply to it is
+    `Capabilities.response_format` (none yet).
+    """
+
+    schema: dict[str, Any] | None = None
+    name: str = "response"
+
+
+@dataclass(frozen=True)
+class ReplyRequest:
+    """One reply asked of a backend: the conversation it continues, how to sample, and what
+    is asked of this reply besides (its format). The tools offered, and their kinds, are the
+    conversation's (gpt-oss reads them in its system and developer messages)."""
+
+    conversation: Conversation
+    settings: GenerationSettings = field(default_factory=GenerationSettings)
+    response_format: ResponseFormat | None = None
+
+
+@dataclass(frozen=True)
 class Capabilities:
-    """What a backend can do besides streaming replies.
+    """What a backend can do besides streaming plain replies (as simonw/llm's
+    `supports_tools` / `supports_schema`); `check_request` holds requests against it.
 
     Attributes:
         prefill: `Backend.prefill` evaluates the next prompt ahead, so a reply starts sooner
             (an engine that cannot evaluate without answering says False and does nothing).
         parallel: How many replies it decodes at once; more wait for their turn.
+        tools: It offers the conversation's function tools and reports their calls.
+        builtin_tools: It offers gpt-oss's built-in tools (python) as the model knows them.
+        response_format: It holds the answer to a `ResponseFormat`.
+        attachments: It gives the model the files attached to messages.
+        keep_conversations: `Backend.keep_conversations` keeps other conversations' caches in
+            RAM, so that conversations taking turns (`serve`) each reuse their own.
     """
 
     prefill: bool = False
     parallel: int = 1
+    tools: bool = False
+    builtin_tools: bool = False
+    response_format: bool = False
+    attachments: bool = False
+    keep_conversations: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,6 +184,7 @@ BackendErrorKind = Literal[
     "stream_broken",  # a reply broke off mid-stream
     "offline",  # a download was needed in offline mode
     "pull_failed",
+    "unsupported",  # the request asks what the engine cannot do (`check_request`)
 ]
 
 
@@ -168,6 +197,40 @@ class BackendError(UserError):
     ) -> None:
         super().__init__(message, hint)
         self.kind: BackendErrorKind = kind
+
+
+class UnsupportedRequest(BackendError):
+    """A request asks what the engine cannot do; `field` names the part of the request
+    ("tools", "builtin_tools", "response_format", "attachments")."""
+
+    def __init__(self, message: str, hint: str, field_name: str) -> None:
+        super().__init__(message, hint, kind="unsupported")
+        self.field = field_name
+
+
+def check_request(capabilities: Capabilities, request: ReplyRequest, engine: str = "") -> None:
+    """Refuse a request that asks what an engine with `capabilities` cannot do, rather than
+    let the engine drop it in silence. `engine` names it in the message ("llamacpp").
+
+    Raises:
+        UnsupportedRequest: naming the first thing asked that the engine does not honour.
+    """
+    c, conversation = capabilities, request.conversation
+    wanted = (
+        ("tools", "offer function tools", bool(conversation.tools) and not c.tools),
+        ("builtin_tools", "offer built-in tools (python)",
+         bool(conversation.builtin_tools) and not c.builtin_tools),
+        ("response_format", "hold a reply to a response format",
+         request.response_format is not None and not c.response_format),
+        ("attachments", "read attached files",
+         not c.attachments and any(m.attachments for m in conversation.messages)),
+    )  # fmt: skip
+    for name, what, refused in wanted:
+        if refused:
+            who = f"the {engine} engine" if engine else "this engine"
+            raise UnsupportedRequest(
+                f"{who} cannot {what}", "Leave it out, or use an engine that can.", name
+            )
 
 
 # Loading reports (fraction done 0..1, what is happening); returning False aborts the load.
@@ -188,28 +251,29 @@ class Backend(Protocol):
 
     capabilities: Capabilities
 
-    def stream(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> Reply:
-        """The assistant's next turn: its events, then its stats (see `Reply`)."""
+    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
+        """The assistant's next turn: its events, then its stats (see `Reply`).
+
+        Raises:
+            UnsupportedRequest: the request asks what `capabilities` do not offer (at once,
+                before any event).
+        """
         ...
 
-    def prefill(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> int:
+    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
         """Evaluate ahead of time what the next turn's prompt will start with (the whole
-        conversation so far), so the reply to the user's next message starts sooner.
+        conversation so far, as `request` will continue it), so the reply to the user's next
+        message starts sooner.
 
         Called while the user is typing, only when `capabilities.prefill` says it does
         something; `cancel` stops it between batches, keeping what was evaluated. Returns the
         number of tokens evaluated.
         """
+        ...
+
+    def keep_conversations(self, max_bytes: int) -> None:
+        """Keep up to `max_bytes` of RAM of other conversations' caches (0: none); does
+        something only where `capabilities.keep_conversations` says so."""
         ...
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Generator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,12 @@ from gptoss_local.backends.base import (
     BackendError,
     BackendInfo,
     Capabilities,
-    Conversation,
-    GenerationSettings,
     LoadProgress,
     Reply,
+    ReplyRequest,
     Stats,
     StopReason,
+    check_request,
     no_load_progress,
 )
 from gptoss_local.backends.llama_load import LoadSettings, load
@@ -53,8 +54,9 @@ RECENT_PROMPTS = 4
 HARMONY_TOKENS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>")
 
 
-def _harmony_options(conversation: Conversation, settings: GenerationSettings) -> dict[str, Any]:
+def _harmony_options(request: ReplyRequest) -> dict[str, Any]:
     """What the Harmony renderer needs besides the messages."""
+    conversation, settings = request.conversation, request.settings
     return {
         "effort": settings.effort,
         "instructions": conversation.instructions,
@@ -75,7 +77,9 @@ class LlamaCppBackend:
         options: llama.cpp-only options of every reply, unless a call gives its own.
     """
 
-    capabilities = Capabilities(prefill=True)
+    capabilities = Capabilities(
+        prefill=True, tools=True, builtin_tools=True, keep_conversations=True
+    )
 
     def __init__(
         self,
@@ -114,8 +118,8 @@ class LlamaCppBackend:
                 self._native, self._caches, self._pieces, self._stops, settings.context, self._lock
             )
         # Prefill warms the one sequence a chat uses; replies decoded together have no "next".
-        self.capabilities = Capabilities(
-            prefill=self._parallel is None, parallel=settings.sequences
+        self.capabilities = replace(
+            self.capabilities, prefill=self._parallel is None, parallel=settings.sequences
         )
         self._name = native.model_meta(self._native.model, "general.name") or self.path.stem
 
@@ -172,34 +176,29 @@ class LlamaCppBackend:
 
     def stream(
         self,
-        conversation: Conversation,
-        settings: GenerationSettings,
+        request: ReplyRequest,
         cancel: threading.Event | None = None,
         options: LlamaOptions | None = None,
     ) -> Reply:
         """The assistant's next turn (see `Backend.stream`); `options` replace the backend's
         own llama.cpp options for this reply."""
-        return Reply(self._generate(conversation, settings, cancel, options or self.options))
+        check_request(self.capabilities, request, "llamacpp")
+        return Reply(self._generate(request, cancel, options or self.options))
 
     def _generate(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None,
-        options: LlamaOptions,
+        self, request: ReplyRequest, cancel: threading.Event | None, options: LlamaOptions
     ) -> Generator[Event, None, Stats]:
         started = time.perf_counter()
-        prompt = render_prompt(
-            list(conversation.messages), **_harmony_options(conversation, settings)
-        )
+        settings = request.settings
+        prompt = render_prompt(list(request.conversation.messages), **_harmony_options(request))
         context_size = self.settings.context
         if self._parallel is not None:
             try:
                 tokens = self._fitting(self._tokenize(prompt, True, cancel, context_size))
             except TokenizeCancelled:
                 return Stats(stop_reason="cancelled", context_size=context_size)
-            request = Request(tokens, settings, options, cancel or threading.Event())
-            return (yield from self._parallel.stream(request))
+            decoding = Request(tokens, settings, options, cancel or threading.Event())
+            return (yield from self._parallel.stream(decoding))
         with self._lock:  # every native call of a reply, tokenizing included, holds it
             self._check_open()
             try:
@@ -232,18 +231,19 @@ class LlamaCppBackend:
 
     def prefill(
         self,
-        conversation: Conversation,
-        settings: GenerationSettings,
+        request: ReplyRequest,
         cancel: threading.Event | None = None,
         options: LlamaOptions | None = None,
     ) -> int:
         """Evaluate the next turn's known start into the KV cache (see `Backend.prefill`).
 
-        The sampler chain for `settings` is attached here too, so llama.cpp re-reserves its
-        graph for GPU sampling now rather than in the reply.
+        The sampler chain for the request's settings is attached here too, so llama.cpp
+        re-reserves its graph for GPU sampling now rather than in the reply.
         """
+        check_request(self.capabilities, request, "llamacpp")
+        settings = request.settings
         prefix = render_next_turn_prefix(
-            list(conversation.messages), **_harmony_options(conversation, settings)
+            list(request.conversation.messages), **_harmony_options(request)
         )
         if self._parallel is not None:
             return 0  # see `capabilities`

@@ -18,10 +18,10 @@ from gptoss_local.backends.base import (
     BackendError,
     BackendInfo,
     Capabilities,
-    Conversation,
-    GenerationSettings,
     Reply,
+    ReplyRequest,
     Stats,
+    check_request,
 )
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.backends.ollama_messages import chat_request
@@ -42,8 +42,9 @@ class OllamaBackend:
     """
 
     # No prefill: Ollama's API cannot evaluate a prompt without answering it, and the daemon
-    # keeps its own prompt cache between requests.
-    capabilities = Capabilities(prefill=False)
+    # keeps its own prompt cache between requests. Its gpt-oss template renders a function
+    # named python as the built-in.
+    capabilities = Capabilities(prefill=False, tools=True, builtin_tools=True)
 
     def __init__(
         self, daemon: OllamaDaemon, model: str, context: int = 8192, keep_alive: str = "10m"
@@ -67,29 +68,23 @@ class OllamaBackend:
                 return describe_placement(entry.size or 0, entry.size_vram or 0)
         return "not loaded"
 
-    def stream(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> Reply:
+    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
         """The assistant's next turn (see `Backend.stream`)."""
-        return Reply(self._generate(conversation, settings, cancel))
+        check_request(self.capabilities, request, "ollama")
+        return Reply(self._generate(request, cancel))
 
     def _generate(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None,
+        self, request: ReplyRequest, cancel: threading.Event | None
     ) -> Generator[Event, None, Stats]:
-        request = chat_request(conversation, settings, self.context)
+        settings = request.settings
+        arguments = chat_request(request.conversation, settings, self.context)
         started, first, cancelled = time.monotonic(), None, False
         final: Any = None
         called = False
         try:
             for chunk in self._client.chat(
                 model=self.model, stream=True, think=settings.effort,
-                keep_alive=self.keep_alive, **request,
+                keep_alive=self.keep_alive, **arguments,
             ):  # fmt: skip
                 message = chunk.message
                 if message.thinking:
@@ -116,14 +111,12 @@ class OllamaBackend:
         yield TurnEnded("truncated" if cancelled else end)
         return self._stats(final, ttft, "cancelled" if cancelled else end)
 
-    def prefill(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> int:
+    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
         """Nothing to do (`capabilities.prefill` is False)."""
         return 0
+
+    def keep_conversations(self, max_bytes: int) -> None:
+        """Nothing to do: the daemon keeps its own caches."""
 
     def _broken(self, exc: BaseException | None) -> Iterator[Event]:
         """End a reply the server stopped sending: truncated, then a `stream_broken` error."""

@@ -20,11 +20,11 @@ from gptoss_local.backends.base import (
     BackendError,
     BackendInfo,
     Capabilities,
-    Conversation,
-    GenerationSettings,
     Reply,
+    ReplyRequest,
     Stats,
     StopReason,
+    check_request,
 )
 from gptoss_local.backends.openai_http import Endpoint, HttpFailure
 from gptoss_local.backends.openai_messages import chat_body
@@ -55,8 +55,9 @@ class OpenAIClientBackend:
         BackendError: the server cannot be reached, refuses the key, or has no such model.
     """
 
-    # The server keeps its own prompt cache; the API cannot evaluate without answering.
-    capabilities = Capabilities(prefill=False)
+    # The server keeps its own prompt cache; the API cannot evaluate without answering. Its
+    # tools are functions: gpt-oss's built-ins have no place in a Chat Completions request.
+    capabilities = Capabilities(prefill=False, tools=True)
 
     def __init__(self, base_url: str, model: str | None = None, api_key: str | None = None):
         self.endpoint = Endpoint(base_url, api_key)
@@ -70,23 +71,17 @@ class OpenAIClientBackend:
         where = f"server at {self.endpoint.host}"
         return BackendInfo("openai", self.model, where, self.context, {"server": self.endpoint.url})
 
-    def stream(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> Reply:
+    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
         """The assistant's next turn (see `Backend.stream`)."""
-        return Reply(self._generate(conversation, settings, cancel))
+        check_request(self.capabilities, request, "openai")
+        return Reply(self._generate(request, cancel))
 
-    def prefill(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> int:
+    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
         """Nothing to do (`capabilities.prefill` is False)."""
         return 0
+
+    def keep_conversations(self, max_bytes: int) -> None:
+        """Nothing to do: the server keeps its own caches."""
 
     def close(self) -> None:
         """Nothing to free: the model stays loaded on its server."""
@@ -111,17 +106,14 @@ class OpenAIClientBackend:
         return data
 
     def _generate(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None,
+        self, request: ReplyRequest, cancel: threading.Event | None
     ) -> Generator[Event, None, Stats]:
         started = time.monotonic()
         if cancel is not None and cancel.is_set():
             yield TurnEnded("truncated")
             return Stats(stop_reason="cancelled", context_size=self.context)
         reading = _Reading()
-        body = chat_body(self.model, conversation, settings)
+        body = chat_body(self.model, request.conversation, request.settings)
         url = self.endpoint.url
         broken: str | None = None
         try:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gptoss_local.backends.base import Conversation, GenerationSettings
-from gptoss_local.harmony import Message, Tool
+from gptoss_local.backends.base import GenerationSettings
+from gptoss_local.conversation import Conversation, Message, Tool
 
 
 def chat_body(

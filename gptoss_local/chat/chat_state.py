@@ -8,7 +8,8 @@ with what followed it, only when its replacement is sent. Every method may raise
 
 from __future__ import annotations
 
-from gptoss_local.backends.base import BackendInfo, Conversation
+from gptoss_local.backends.base import BackendInfo
+from gptoss_local.conversation import Conversation
 from gptoss_local.kinds import EFFORTS, Effort
 from gptoss_local.session.history import History
 from gptoss_local.session.records import StoredMessage

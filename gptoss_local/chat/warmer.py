@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from gptoss_local.backends.base import Backend, Conversation, GenerationSettings
+from gptoss_local.backends.base import Backend, GenerationSettings, ReplyRequest
 from gptoss_local.chat.threads import RunInThread, start_thread
+from gptoss_local.conversation import Conversation
 
 
 class PrefillWarmer:
@@ -63,4 +64,4 @@ def prefill(
     if cancel.is_set():
         return
     with contextlib.suppress(Exception):  # a failed prefill costs only the time it saved
-        backend.prefill(conversation, settings, cancel)
+        backend.prefill(ReplyRequest(conversation, settings), cancel)

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gptoss_local import config
-from gptoss_local.backends.base import Conversation, GenerationSettings, Stats
+from gptoss_local.backends.base import GenerationSettings, Stats
 from gptoss_local.config import Settings
+from gptoss_local.conversation import Conversation, Message, Tool
 from gptoss_local.errors import WishError
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
-from gptoss_local.harmony import Message, Tool, render_prompt
+from gptoss_local.harmony import render_prompt
 from gptoss_local.harmony.tools import function_tool
 from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.setup.first_run import Setup

@@ -10,7 +10,6 @@ import sys
 from dataclasses import replace
 
 from gptoss_local import config
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.catalog import Catalog
 from gptoss_local.errors import UnknownModelError, WishError
 from gptoss_local.plan.wishes import wishes_from
@@ -43,7 +42,7 @@ def run_serve(args: argparse.Namespace) -> int:
     for warning in ready.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     backend = ready.open(_LoadNotes())
-    if isinstance(backend, LlamaCppBackend):  # Ollama keeps its own caches
+    if backend.capabilities.keep_conversations:  # Ollama keeps its own caches
         backend.keep_conversations(cache_ram_bytes(args.cache_ram))
     try:
         names = (ready.model, *_aliases(setup.catalog, ready.model))

@@ -4,10 +4,14 @@ Prompts are text with control tokens written as their strings (``<|start|>`` ...
 backend tokenizes with special-token parsing on; untrusted text is neutralised by the
 renderer, so it can never turn into control tokens. The layout is openai-harmony's, byte for
 byte. The parser reads output as text, or token by token told which tokens are control tokens.
+What is rendered (messages, tools, the conversation) is `gptoss_local.conversation`'s.
 """
 
 from __future__ import annotations
 
+# Transition: the message type is `gptoss_local.conversation`'s now, and bench/ still imports
+# it from here. Nothing else of the conversation is re-exported; new code imports it from there.
+from gptoss_local.conversation import Message
 from gptoss_local.events import merge_events
 from gptoss_local.harmony.neutralise import (
     CONTROL_TOKENS,
@@ -17,28 +21,14 @@ from gptoss_local.harmony.neutralise import (
 )
 from gptoss_local.harmony.parse import HarmonyStreamParser, parse_completion
 from gptoss_local.harmony.prefix import render_next_turn_prefix
-from gptoss_local.harmony.render import (
-    BUILTIN_TOOL_NAMES,
-    EFFORTS,
-    RESERVED_TOOL_NAMES,
-    BuiltinTool,
-    Message,
-    Tool,
-    ToolCallRecord,
-    render_prompt,
-)
+from gptoss_local.harmony.render import EFFORTS, render_prompt
 
 __all__ = [
-    "BUILTIN_TOOL_NAMES",
     "CONTROL_TOKENS",
     "EFFORTS",
-    "RESERVED_TOOL_NAMES",
     "WORD_JOINER",
-    "BuiltinTool",
     "HarmonyStreamParser",
     "Message",
-    "Tool",
-    "ToolCallRecord",
     "is_control_token",
     "merge_events",
     "neutralise",

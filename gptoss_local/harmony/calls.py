@@ -1,11 +1,11 @@
-"""A tool call read from the model's output, as the `ToolCall` event."""
+"""A tool call read from the model's output, as the `ToolCall` event (the record that goes back
+into the conversation is `conversation.call_record`)."""
 
 from __future__ import annotations
 
 import json
 
 from gptoss_local.events import ToolCall
-from gptoss_local.harmony.render import CALL_CHANNELS, ToolCallRecord
 
 # Built-in tools the model addresses without a namespace, and whose message is code, not JSON.
 CODE_TOOLS = frozenset({"python"})
@@ -41,18 +41,3 @@ def tool_call(
     if not isinstance(value, dict):
         return ToolCall(name, {}, raw, "arguments are not a JSON object", channel)
     return ToolCall(name, value, raw, None, channel)
-
-
-def call_record(call: ToolCall) -> ToolCallRecord | None:
-    """The call as it goes back into a prompt, or None when its name cannot be a tool's (the
-    model addressed something that is none, e.g. ``browser.search``): no tool could have
-    answered it, so the model loses nothing when it is left out.
-
-    Arguments that did not parse go back as the model wrote them; a call on an odd channel
-    goes back where function calls belong.
-    """
-    channel = call.channel if call.channel in CALL_CHANNELS else "commentary"
-    try:
-        return ToolCallRecord(call.name, call.raw if call.error else call.arguments, channel)
-    except ValueError:
-        return None

@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from gptoss_local.harmony.render import BuiltinTool, Message, Tool, render_prompt
+from gptoss_local.conversation import BuiltinTool, Message, Tool
+from gptoss_local.harmony.render import render_prompt
 
 _NEXT_USER = "<|start|>user<|message|>"
 

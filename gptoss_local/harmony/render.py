@@ -1,109 +1,22 @@
 """Render a conversation as the exact Harmony prompt text gpt-oss was trained on.
 
 Layout follows openai/harmony's renderer (src/encoding.rs) and its test data; the output
-ends with ``<|start|>assistant`` so the model writes the next assistant turn.
+ends with ``<|start|>assistant`` so the model writes the next assistant turn. The messages and
+tools are `gptoss_local.conversation`'s; this module only decides how they are written.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
 
+from gptoss_local.conversation import BUILTIN_TOOL_NAMES, BuiltinTool, Message, Tool, ToolCallRecord
 from gptoss_local.harmony import schema
 from gptoss_local.harmony.neutralise import neutralise
 from gptoss_local.kinds import EFFORTS
 
 MODEL_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
-# gpt-oss was trained with built-in tools of these names; a function of the same name makes
-# the model address the built-in (to=python) instead of ours.
-RESERVED_TOOL_NAMES: frozenset[str] = frozenset({"python", "browser"})
-# The built-ins gptoss-local can offer. The browser needs the internet: never offered.
-BUILTIN_TOOL_NAMES: frozenset[str] = frozenset({"python"})
-CALL_CHANNELS = ("analysis", "commentary")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ROLES = ("user", "assistant", "tool")
-
-
-def _check_name(name: str, what: str) -> None:
-    # Names go into headers (`to=functions.NAME`) unescaped, so they must be plain identifiers.
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
-        raise ValueError(f"{what} name {name!r} must be an identifier ([A-Za-z_][A-Za-z0-9_]*)")
-
-
-@dataclass(frozen=True)
-class Tool:
-    """A function the model may call; `parameters` is a JSON schema of its argument object."""
-
-    name: str
-    description: str = ""
-    parameters: dict[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        _check_name(self.name, "tool")
-        if self.name.lower() in RESERVED_TOOL_NAMES:
-            raise ValueError(
-                f"tool name {self.name!r} collides with gpt-oss's built-in "
-                f"{self.name.lower()!r} tool; choose another name, e.g. 'run_{self.name.lower()}'"
-            )
-
-
-@dataclass(frozen=True)
-class BuiltinTool:
-    """A tool gpt-oss was trained with, described in the system message's ``# Tools``
-    section (the model calls it by its bare name, ``to=python``, not as a function)."""
-
-    name: str
-    description: str
-
-    def __post_init__(self) -> None:
-        if self.name not in BUILTIN_TOOL_NAMES:
-            known = ", ".join(sorted(BUILTIN_TOOL_NAMES))
-            raise ValueError(f"no built-in tool {self.name!r}; gptoss-local offers: {known}")
-
-
-@dataclass(frozen=True)
-class ToolCallRecord:
-    """A tool call the assistant made earlier; `arguments` as a dict or the raw JSON text
-    (for ``python``, the code as text or ``{"code": ...}``). `channel`: where it was written,
-    which is also where its answer goes."""
-
-    name: str
-    arguments: dict[str, Any] | str = field(default_factory=dict)
-    channel: str = "commentary"
-
-    def __post_init__(self) -> None:
-        _check_name(self.name, "tool call")
-        if self.channel not in CALL_CHANNELS:
-            raise ValueError(
-                f"a tool call's channel must be analysis or commentary, not {self.channel!r}"
-            )
-
-
-@dataclass(frozen=True)
-class Message:
-    """One message of the history.
-
-    Assistant messages carry the answer in `content`, chain of thought in `reasoning` and
-    calls in `tool_calls` (then `content` is a preamble). Tool messages carry a tool's output;
-    `tool_name` defaults to the oldest unanswered call.
-    """
-
-    role: Literal["user", "assistant", "tool"]
-    content: str = ""
-    reasoning: str = ""
-    tool_calls: tuple[ToolCallRecord, ...] = ()
-    tool_name: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.role not in _ROLES:
-            raise ValueError(f"message role {self.role!r} must be one of {', '.join(_ROLES)}")
-        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
-        if self.tool_name is not None:
-            _check_name(self.tool_name, "tool")
 
 
 def render_prompt(
@@ -135,8 +48,10 @@ def render_prompt(
         Harmony text ending with ``<|start|>assistant``.
 
     Raises:
-        ValueError: On an unknown effort, duplicate tool names, or a tool message that
-            answers no call.
+        ValueError: On an unknown effort, duplicate tool names, a tool message that answers
+            no call, or a message with attachments: they are refused, not left out, since
+            Harmony has no place for files yet and a reply must not ignore what the user gave
+            (`Capabilities.attachments` is False for every engine that renders Harmony).
     """
     if effort not in EFFORTS:
         raise ValueError(f"effort must be one of {', '.join(EFFORTS)}; got {effort!r}")
@@ -147,12 +62,18 @@ def render_prompt(
     builtins = tuple(builtin_tools)
     if len({b.name for b in builtins}) != len(builtins):
         raise ValueError("each built-in tool may be offered once")
+    history = list(messages)
+    attached = next((m for m in history if m.attachments), None)
+    if attached is not None:
+        files = ", ".join(a.name for a in attached.attachments)
+        raise ValueError(f"a {attached.role} message has attachments ({files}): gpt-oss's "
+                         "prompt cannot hold files yet")  # fmt: skip
     date = current_date or dt.date.today()
     system = _system_body(effort, date, knowledge_cutoff, bool(tools), builtins)
     parts = [_message("system", system)]
     if instructions or tools:
         parts.append(_message("developer", _developer_body(instructions, tools)))
-    parts.extend(_history(list(messages), keep_past_tool_calls))
+    parts.extend(_history(history, keep_past_tool_calls))
     parts.append("<|start|>assistant")
     return "".join(parts)
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gptoss_local.harmony.render import Tool, render_prompt
+from gptoss_local.conversation import Tool
+from gptoss_local.harmony.render import render_prompt
 from gptoss_local.harmony.schema import check
 
 

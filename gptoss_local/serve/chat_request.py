@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from gptoss_local.backends.base import Conversation, GenerationSettings
-from gptoss_local.harmony import Message, ToolCallRecord
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
+from gptoss_local.conversation import Conversation, Message, ToolCallRecord
 from gptoss_local.serve import job as read
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.job import Body, Job
@@ -49,8 +49,7 @@ def chat_job(
     options = body.mapping("stream_options") or {}
     return Job(
         model=model,
-        conversation=read.checked(conversation, "messages", limits),
-        settings=settings,
+        request=ReplyRequest(read.checked(conversation, "messages", limits), settings),
         stops=read.stops(body.data.get("stop")),
         stream=body.flag("stream"),
         include_usage=bool(options.get("include_usage")),

@@ -1,7 +1,7 @@
 """What a request asks for, whichever API it came through, and the readers both APIs share.
 
-A `Job` is a `Conversation` and `GenerationSettings` (what every backend understands) plus
-what the server applies itself: stop strings, streaming, usage in the stream.
+A `Job` is the `ReplyRequest` the backend is given (the conversation, the generation settings)
+plus what the server applies itself: stop strings, streaming, usage in the stream.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gptoss_local.backends.base import Conversation, GenerationSettings
-from gptoss_local.harmony import Tool, render_prompt
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
+from gptoss_local.conversation import Conversation, Tool
+from gptoss_local.harmony import render_prompt
 from gptoss_local.harmony.tools import function_tool
 from gptoss_local.kinds import EFFORTS, Effort
 from gptoss_local.serve.errors import ApiError, bad_request
@@ -26,8 +27,7 @@ class Job:
     """One generation request."""
 
     model: str
-    conversation: Conversation
-    settings: GenerationSettings
+    request: ReplyRequest
     stops: tuple[str, ...] = ()
     stream: bool = False
     include_usage: bool = False

@@ -41,7 +41,7 @@ class ResponsesReply:
 
     def response(self, turn: Turn | None = None) -> dict[str, Any]:
         """The response object: in progress without `turn`, else as it ended."""
-        s, c = self.job.settings, self.job.conversation
+        s, c = self.job.request.settings, self.job.request.conversation
         status, details = "in_progress", None
         if turn is not None:
             status = "incomplete" if turn.finish == "length" else "completed"

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gptoss_local.backends.base import Conversation, GenerationSettings
-from gptoss_local.harmony import Message, ToolCallRecord
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
+from gptoss_local.conversation import Conversation, Message, ToolCallRecord
 from gptoss_local.serve import job as read
 from gptoss_local.serve.chat_request import text_of
 from gptoss_local.serve.errors import bad_request
@@ -52,8 +52,10 @@ def responses_job(
     conversation = Conversation(tuple(history.messages), instructions or None, read.tools(body))
     return Job(
         model=model,
-        conversation=read.checked(conversation, "input", limits),
-        settings=read.sampling(body, chosen, ("max_output_tokens",)),
+        request=ReplyRequest(
+            read.checked(conversation, "input", limits),
+            read.sampling(body, chosen, ("max_output_tokens",)),
+        ),
         stops=read.stops(body.data.get("stop")),
         stream=body.flag("stream"),
         include_usage=True,

@@ -11,7 +11,13 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from gptoss_local.backends.base import Backend, BackendError, GenerationSettings
+from gptoss_local.backends.base import (
+    Backend,
+    BackendError,
+    GenerationSettings,
+    UnsupportedRequest,
+    check_request,
+)
 from gptoss_local.events import Event
 from gptoss_local.serve import sse
 from gptoss_local.serve.chat_reply import ChatReply
@@ -62,7 +68,8 @@ class Service:
         self.backend, self.names, self.defaults = backend, tuple(names), defaults
         self.scheduler = Scheduler(max_waiting, backend.capabilities.parallel)
         self._stream: Streamer = stream or backend.stream
-        self._context = backend.info().context_size
+        info = backend.info()
+        self._engine, self._context = info.backend, info.context_size
         self.limits = Limits(self._context)
         self._created = int(time.time())
 
@@ -86,6 +93,10 @@ class Service:
             raise _no_route(path)
         reader = chat_job if api == "chat" else responses_job
         job = reader(data, self.names, self.defaults, self.limits)
+        try:  # before it waits for the model: what the engine cannot do is the client's 400
+            check_request(self.backend.capabilities, job.request, self._engine)
+        except UnsupportedRequest as exc:
+            raise _unsupported(exc, api) from None
         stack = ExitStack()
         try:
             stack.enter_context(self.scheduler.slot(cancel))
@@ -153,6 +164,15 @@ def _backend_error(exc: BackendError) -> ApiError:
     if exc.kind == "context_full":
         return ApiError(400, str(exc), "context_length_exceeded", "messages")
     return ApiError(500, f"The model failed: {exc}", exc.kind)
+
+
+def _unsupported(exc: UnsupportedRequest, api: Api) -> ApiError:
+    """A 400 naming the request field the engine refused, as the API spells it."""
+    chat = api == "chat"
+    params = {"tools": "tools", "builtin_tools": "tools",
+              "response_format": "response_format" if chat else "text.format",
+              "attachments": "messages" if chat else "input"}  # fmt: skip
+    return ApiError(400, str(exc), "unsupported_value", params.get(exc.field))
 
 
 def _no_route(path: str) -> ApiError:

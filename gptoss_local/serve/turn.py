@@ -6,13 +6,13 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Literal
 
-from gptoss_local.backends.base import Conversation, GenerationSettings, Reply, Stats
+from gptoss_local.backends.base import Reply, ReplyRequest, Stats
 from gptoss_local.events import AnswerDelta, Event, ToolCall, TurnEnded
 from gptoss_local.serve.job import Job
 from gptoss_local.serve.stops import StopFilter
 
 # How the server asks the backend for a reply: `Backend.stream`, or a test's steering.
-Streamer = Callable[[Conversation, GenerationSettings, threading.Event], Reply]
+Streamer = Callable[[ReplyRequest, threading.Event], Reply]
 Finish = Literal["stop", "length", "tool_calls"]
 
 
@@ -24,7 +24,7 @@ class Turn:
     def __init__(self, stream: Streamer, job: Job, cancel: threading.Event) -> None:
         self.cancel = cancel
         self._stops = StopFilter(job.stops)
-        self._reply = stream(job.conversation, job.settings, cancel)
+        self._reply = stream(job.request, cancel)
         self.stats: Stats | None = None
         self.called = False
 

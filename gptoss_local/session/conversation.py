@@ -1,13 +1,11 @@
-"""Stored messages → the `Conversation` a backend renders for the next reply."""
+"""Stored messages → the `Conversation` the next reply continues."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
 
-from gptoss_local.backends.base import Conversation
-from gptoss_local.harmony import Message, Tool
-from gptoss_local.harmony.calls import call_record
+from gptoss_local.conversation import Conversation, Message, Tool, call_record
 from gptoss_local.session.records import Chat, StoredMessage
 
 
@@ -26,15 +24,15 @@ def conversation_from(
         current_date: Date shown to the model; today when omitted.
     """
     return Conversation(
-        messages=tuple(harmony_messages(messages)),
+        messages=tuple(conversation_messages(messages)),
         instructions=chat.instructions,
         tools=tuple(tools),
         current_date=current_date,
     )
 
 
-def harmony_messages(messages: Iterable[StoredMessage]) -> list[Message]:
-    """The stored messages the model should see next time, as Harmony messages.
+def conversation_messages(messages: Iterable[StoredMessage]) -> list[Message]:
+    """The stored messages the model should see next time, as the conversation's messages.
 
     Failed replies are left out (the user saw an error, not an answer), and so are partial ones
     with no text at all. A stopped or crash-interrupted reply keeps the text it had: the user

@@ -23,8 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 
-from gptoss_local.backends.base import Conversation
-from gptoss_local.harmony import Tool
+from gptoss_local.conversation import Conversation, Tool
 from gptoss_local.kinds import EFFORTS
 from gptoss_local.session import storage
 from gptoss_local.session.conversation import conversation_from

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gptoss_local.backends.base import Stats
+from gptoss_local.conversation import Message
 from gptoss_local.events import Event, ToolCall
-from gptoss_local.harmony import Message
 from gptoss_local.tools.approvals import How
 from gptoss_local.tools.registry import ToolInfo
 from gptoss_local.tools.result import ToolOutput

@@ -17,7 +17,8 @@ import threading
 from collections.abc import Generator, Iterator
 from dataclasses import replace
 
-from gptoss_local.backends.base import Backend, Conversation, GenerationSettings
+from gptoss_local.backends.base import Backend, GenerationSettings, ReplyRequest, check_request
+from gptoss_local.conversation import Conversation, Message, call_record
 from gptoss_local.events import (
     AnswerDelta,
     Event,
@@ -26,8 +27,6 @@ from gptoss_local.events import (
     ToolCall,
     TurnEnded,
 )
-from gptoss_local.harmony import Message
-from gptoss_local.harmony.calls import call_record
 from gptoss_local.tools.approvals import Approvals
 from gptoss_local.tools.events import (
     ChainEnded,
@@ -71,20 +70,23 @@ class ToolLoop:
         settings: GenerationSettings,
         cancel: threading.Event | None = None,
     ) -> Iterator[LoopEvent]:
-        """The reply to `conversation` (whose tools are replaced by the registry's), as
-        events; see `tools.events` for their order.
+        """The reply to `conversation` (whose tools are replaced by the registry's, as far as
+        the engine can offer them), as events; see `tools.events` for their order.
 
         Raises:
-            BackendError: From the backend, as `Backend.stream` raises it.
+            BackendError: From the backend, as `Backend.stream` raises it; before anything
+                runs, `UnsupportedRequest` for what the engine cannot do.
         """
         cancel = cancel or threading.Event()
-        conversation = self.registry.offer(conversation)
-        messages = list(conversation.messages)
+        capabilities = self.backend.capabilities
+        request = ReplyRequest(self.registry.offer(conversation, capabilities), settings)
+        check_request(capabilities, request)
+        messages = list(request.conversation.messages)
         answered, warned = 0, False
         while True:
             turn = _Turn()
-            reply = self.backend.stream(replace(conversation, messages=tuple(messages)),
-                                        settings, cancel)  # fmt: skip
+            now = replace(request.conversation, messages=tuple(messages))
+            reply = self.backend.stream(replace(request, conversation=now), cancel)
             for event in reply:
                 turn.add(event)
                 yield event

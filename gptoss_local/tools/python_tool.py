@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from gptoss_local.harmony import BuiltinTool
+from gptoss_local.conversation import BuiltinTool
 from gptoss_local.tools.python_session import PROCESS_LIMIT, PythonSession
 from gptoss_local.tools.result import ToolOutput
 

@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from gptoss_local.backends.base import Conversation
-from gptoss_local.harmony import BuiltinTool, Tool, render_prompt
+from gptoss_local.backends.base import Capabilities
+from gptoss_local.conversation import BuiltinTool, Conversation, Tool
+from gptoss_local.harmony import render_prompt
 from gptoss_local.harmony.schema import check
 from gptoss_local.tools.errors import ToolsError, UnknownToolError
 from gptoss_local.tools.mcp_client import McpHub, describe
@@ -126,12 +127,19 @@ class ToolRegistry:
             if not entry.info.runnable or allowed(name)
         }
 
-    def offer(self, conversation: Conversation) -> Conversation:
-        """`conversation` with these tools (functions and built-ins) offered."""
+    def offer(
+        self, conversation: Conversation, capabilities: Capabilities | None = None
+    ) -> Conversation:
+        """`conversation` with these tools (functions and built-ins) offered; given an
+        engine's `capabilities`, only the kinds it can offer the model (the python tool is
+        left out for a server that takes functions only, which would never show it)."""
         functions = tuple(e.offer for e in self._entries.values() if isinstance(e.offer, Tool))
         builtins = tuple(
             e.offer for e in self._entries.values() if isinstance(e.offer, BuiltinTool)
         )
+        if capabilities is not None:
+            functions = functions if capabilities.tools else ()
+            builtins = builtins if capabilities.builtin_tools else ()
         return replace(conversation, tools=functions, builtin_tools=builtins)
 
     def call(

@@ -2,17 +2,15 @@
 
 The chat itself is `chat_screen.ChatScreen`, the app's default screen; the first-run screen,
 when there are questions, opens on top of it. What is app-wide stays here: Ctrl+Q, Ctrl+C (stop,
-twice: quit), the help, and the command palette's list of actions.
+twice: quit), the help, and the command palette's commands (`palette.ActionCommands`).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from functools import partial
 from typing import ClassVar
 
-from textual.app import App, SystemCommand
+from textual.app import App
 from textual.binding import BindingType
 from textual.screen import Screen
 
@@ -25,11 +23,10 @@ from gptoss_local.kinds import Effort
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.setup.first_run import Ready, Setup
-from gptoss_local.tui import model_setup
-from gptoss_local.tui.actions import ACTIONS, APP_WIDE, app_bindings
+from gptoss_local.tui.actions import app_bindings
 from gptoss_local.tui.chat_screen import ChatScreen
-from gptoss_local.tui.first_run import FirstRunScreen
 from gptoss_local.tui.help import HelpScreen
+from gptoss_local.tui.palette import ActionCommands
 from gptoss_local.tui.pump import favour_the_engine_thread
 from gptoss_local.tui.quitting import SecondPress, copy_selection
 
@@ -40,6 +37,7 @@ class ChatApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "gptoss-local"
     BINDINGS: ClassVar[list[BindingType]] = app_bindings()
+    COMMANDS = App.COMMANDS | {ActionCommands}  # Textual's own (theme, keys, quit) and ours
 
     def __init__(
         self,
@@ -67,22 +65,11 @@ class ChatApp(App[None]):
 
     def on_mount(self) -> None:
         self._switch_interval = favour_the_engine_thread()
-        if model_setup.needs_first_run(self.chat_screen):
-            model_setup.ask_first_run(self.chat_screen)
+        if self.chat_screen.banner.needs_first_run:
+            self.chat_screen.banner.ask_first_run()
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self._switch_interval)
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        chat = None if isinstance(screen, FirstRunScreen) else self.chat_screen
-        for ident, _key, action, label, help_text in ACTIONS:
-            if ident == "quit":  # Textual's own list already has Quit
-                continue
-            if ident in APP_WIDE:
-                yield SystemCommand(label, help_text, partial(self.run_action, action))
-            elif chat is not None:  # the chat's actions, not on the first-run screen
-                yield SystemCommand(label, help_text, partial(self.run_action, action, chat))
 
     # --- app-wide actions ----------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
 """Asking the user about a tool call: the dialog, and the `Ask` a reply worker blocks on.
 
 The tool loop asks on the reply's worker thread. `asker` posts `ToolApprovalAsked` with a
-`Future` to the chat screen, which shows `ApprovalScreen` and sets the future from its answer;
-the worker waits for it, giving up with "deny" if the reply is stopped meanwhile (the screen
-then closes the dialog). The UI thread never blocks.
+`Future` to the chat screen, whose live `ReplyView` shows `ApprovalScreen` and sets the future
+from its answer; the worker waits for it, giving up with "deny" if the reply is stopped meanwhile
+(the view then closes the dialog). The UI thread never blocks.
 """
 
 from __future__ import annotations

@@ -6,10 +6,11 @@ between tokens, so the partial reply is kept and saved as "stopped". The input b
 only once a message is saved and its reply started: if the history fails, the text stays there.
 
 The services are plain objects (`gptoss_local.chat`): which chat is open (`ChatState`), the
-model (`ModelHost`) and the prefill while the user types (`PrefillWarmer`); their threads are
-this screen's workers, and they report back through messages to it. The status bar reads live
-VRAM itself. The actions on saved chats, copying and the model's set-up are functions in
-`saved_chats`, `copying` and `model_setup`, bound here as the screen's actions.
+model (`ModelHost`, which the loading banner holds and loads) and the prefill while the user
+types (`PrefillWarmer`); their threads are workers, and they report back through messages. The
+widgets own what they show: the log the reply being written (each turn's view its tool calls
+and their approval), the sidebar the saved chats, the status bar live VRAM. The screen owns
+which chat is open and the model's settings, and hears the widgets' outcomes as messages.
 """
 
 from __future__ import annotations
@@ -24,24 +25,26 @@ from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.chat.chat_state import ChatState
-from gptoss_local.chat.model_host import ModelHost, Opener
+from gptoss_local.chat.model_host import Held, Opener
 from gptoss_local.chat.tool_host import ChatTools, ToolHost
 from gptoss_local.chat.warmer import PrefillWarmer
+from gptoss_local.conversation import Conversation
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.setup.first_run import Setup
 from gptoss_local.tools import HistoryRecorder, ToolLoop
-from gptoss_local.tui import copying, model_setup, saved_chats, tool_steps
+from gptoss_local.tui import copying
 from gptoss_local.tui.actions import chat_bindings
-from gptoss_local.tui.approval import ApprovalScreen, asker
+from gptoss_local.tui.approval import asker
+from gptoss_local.tui.history_errors import reports_history_errors
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.messages import (
     BackendLoaded,
     HistoryFailed,
-    LoadProgressed,
+    ModelChosen,
     ModelLoadFailed,
     ModelLoadStarted,
     ReplyContinued,
@@ -52,12 +55,12 @@ from gptoss_local.tui.messages import (
     ToolCallReported,
     ToolsOpened,
 )
+from gptoss_local.tui.modals import InstructionsScreen
 from gptoss_local.tui.pump import run_reply, with_effort
-from gptoss_local.tui.saved_chats import reports_history_errors
-from gptoss_local.tui.sidebar import ChatList, Sidebar
+from gptoss_local.tui.reply_view import ENDED
+from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
-from gptoss_local.tui.tool_views import ToolCallView
-from gptoss_local.tui.widgets import ChatInput, ChatLog, ReplyView, UserMessage
+from gptoss_local.tui.widgets import ChatInput, ChatLog, UserMessage
 
 
 class ChatScreen(Screen[None]):
@@ -91,50 +94,45 @@ class ChatScreen(Screen[None]):
         tools: ChatTools | None = None,
     ) -> None:
         super().__init__()
-        self.history, self.state, self.generation, self.setup = history, state, generation, setup
-        self.show_reasoning = False
+        self.history, self.state, self.generation = history, state, generation
         self.history_error: HistoryError | None = None  # see `history_failed`
         self.warnings = warnings
         self.input = ChatInput(id="input", soft_wrap=True, show_line_numbers=False)
-        self.banner = LoadingBanner(id="loading")
-        self.host = ModelHost(opener, model_name, model_setup.reports(self))
+        self.chat_log = ChatLog(id="log")
+        self.sidebar = Sidebar(history, id="sidebar")
+        self.banner = LoadingBanner(opener, model_name, setup, id="loading")
+        self.host = self.banner.host
         self.warmer = PrefillWarmer(self._warm_in_worker)
         self.tools = ToolHost(tools or ChatTools(), self._tools_in_worker)
         self.tools_ready = False  # set when the screen has heard so (`ToolsOpened`)
         self.status = StatusBar(state.effort, vram)
         self._cancel: threading.Event | None = None  # of the reply being written
-        self._reply: ReplyView | None = None  # of the model turn being written
-        self.pending_calls: list[ToolCallView] = []  # of this reply, not finished yet
-        self.asking: ApprovalScreen | None = None  # the dialog a reply waits on
         self._sent: list[str] = []  # the messages sent in this session, for input history
-
-    @property
-    def live_reply(self) -> ReplyView | None:
-        """The view of the model turn being written, if a reply is."""
-        return self._reply
 
     @property
     def busy(self) -> bool:
         """Whether a reply is being written."""
-        return self._reply is not None
+        return self.chat_log.live is not None
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Sidebar(self.history, id="sidebar")
+        yield self.sidebar
         yield self.banner
-        yield ChatLog(id="log")
+        yield self.chat_log
         yield self.input
         yield self.status
         yield Footer()
 
     async def on_mount(self) -> None:
-        self.query_one(ChatLog).anchor()
+        self.chat_log.anchor()
         await self.render_chat()
         self.input.focus()
         self.tools.open(lambda problems: self.post_message(ToolsOpened(problems)))
-        if not model_setup.needs_first_run(self):  # else the app has asked (`ChatApp`)
-            model_setup.load(self)
-        model_setup.show_plan_warnings(self)
+        if not self.banner.needs_first_run:  # else the app has asked (`ChatApp`)
+            self.banner.load()
+        for warning in self.warnings:  # what the plan warned about, without hiding the chat
+            self.notify(warning, title="About the plan", severity="warning", timeout=12,
+                        markup=False)  # fmt: skip
 
     def _warm_in_worker(self, prefill: Callable[[], None]) -> None:
         self.run_worker(prefill, thread=True, group="warm", exit_on_error=False)
@@ -152,16 +150,16 @@ class ChatScreen(Screen[None]):
         if self.busy:
             self.notify("A reply is still being written: wait, or press Esc to stop it.")
             return
-        if model_setup.hold_until_loaded(self, text):
+        if self.banner.hold(self._held(text)):  # the model failed to load: it tries again
             return
         try:
             if self.state.drop_edited():  # the old message and what followed go now
                 await self.render_chat()
             chat_id = self.state.add_user_message(text, self.status.info)
-            await self.query_one(ChatLog).mount(UserMessage(text))
+            await self.chat_log.mount(UserMessage(text))
             self.show_status()  # the chat's title comes from its first message
-            if self.query_one(Sidebar).display:
-                self.refresh_sidebar()  # a new chat, or this one moved to the top
+            if self.sidebar.display:
+                self.sidebar.list_chats(chat_id)  # a new chat, or this one moved to the top
         except HistoryError as exc:  # the text stays in the box, to send again or keep at exit
             self.history_failed(exc, "Cannot save the message")
             return
@@ -179,7 +177,7 @@ class ChatScreen(Screen[None]):
         except HistoryError as exc:
             self.history_failed(exc, "Cannot start the reply")
             return False
-        await self.new_turn()
+        await self.chat_log.new_turn()
         self._cancel = cancel = threading.Event()
         settings = with_effort(self.generation, self.state.effort)
         recorder = HistoryRecorder(self.history, chat_id, reply_id, effort=self.state.effort)
@@ -193,13 +191,6 @@ class ChatScreen(Screen[None]):
         self._generate(loop, recorder, conversation, settings, cancel)
         return True
 
-    async def new_turn(self) -> None:
-        """Show a new live reply view: the reply's first model turn, or the next after calls."""
-        if self._reply is not None:
-            await self._reply.finish()
-        self._reply = ReplyView(live=True, keep_open=self.show_reasoning)
-        await self.query_one(ChatLog).mount(self._reply)
-
     @work(thread=True, group="reply", exit_on_error=False)
     def _generate(
         self,
@@ -211,22 +202,22 @@ class ChatScreen(Screen[None]):
     ) -> None:
         run_reply(loop, recorder, conversation, settings, cancel, self.post_message)
 
+    # What the worker reports goes to the log in the order it came (one queue: this screen's).
     @on(ReplyStreamed)
     async def _streamed(self, message: ReplyStreamed) -> None:
-        if self._reply is not None:
-            await self._reply.add(message.reasoning, message.answer)
+        await self.chat_log.add(message.reasoning, message.answer)
 
     @on(ReplyContinued)
     async def _continued(self, _message: ReplyContinued) -> None:
-        await self.new_turn()
+        await self.chat_log.new_turn()
 
     @on(ToolCallReported)
     async def _tool_step(self, message: ToolCallReported) -> None:
-        await tool_steps.show_step(self, message.step)
+        await self.chat_log.show_step(message.step)
 
     @on(ToolApprovalAsked)
     def _approval_asked(self, message: ToolApprovalAsked) -> None:
-        tool_steps.ask_approval(self, message)
+        self.chat_log.ask(message)
 
     @on(ToolsOpened)
     def _tools_opened(self, message: ToolsOpened) -> None:
@@ -239,8 +230,9 @@ class ChatScreen(Screen[None]):
     @on(ReplyFinished)
     async def reply_finished(self, message: ReplyFinished) -> None:
         """Show how the reply ended and its figures; prefill for the next message."""
-        note = "stopped" if message.stopped else tool_steps.ENDED.get(message.ended, "")
-        await self._end_reply(note)
+        self._cancel = None
+        note = "stopped" if message.stopped else ENDED.get(message.ended, "")
+        await self.chat_log.end_reply(note)
         if not self.status.is_attached:  # stopped by quitting: the widgets are already gone
             return
         self.status.stats = message.stats
@@ -250,19 +242,14 @@ class ChatScreen(Screen[None]):
 
     @on(ReplyFailed)
     async def _failed(self, message: ReplyFailed) -> None:
-        await self._end_reply(f"failed: {message.error}")
+        self._cancel = None
+        await self.chat_log.end_reply(f"failed: {message.error}")
         if message.history_error is not None:
             self.history_failed(message.history_error, "Cannot save the reply")
         else:
             self.notify(message.error, title="The model failed", severity="error", timeout=10,
                         markup=False)  # fmt: skip
         self.warm_up()
-
-    async def _end_reply(self, note: str) -> None:
-        tool_steps.end_calls(self)
-        reply, self._reply, self._cancel = self._reply, None, None
-        if reply is not None:
-            await reply.finish(note)
 
     def stop(self) -> bool:
         """Stop the reply being written (it is saved as stopped) and the prefill, as the app
@@ -280,7 +267,7 @@ class ChatScreen(Screen[None]):
         self.host.close()
         self.tools.close()
 
-    # --- the chat's own actions ----------------------------------------------------------------
+    # --- the open chat's actions ---------------------------------------------------------------
 
     def action_stop(self) -> None:
         """Stop the reply being written (saved as stopped), or cancel an edit (Ctrl+L)."""
@@ -300,42 +287,117 @@ class ChatScreen(Screen[None]):
 
     def action_toggle_reasoning(self) -> None:
         """Open or close the reasoning of every reply."""
-        self.show_reasoning = not self.show_reasoning
-        for view in self.query(ReplyView):
-            view.keep_open = self.show_reasoning  # also for a reply still thinking
-            if view.reasoning_text:
-                view.reasoning_box.collapsed = not self.show_reasoning
+        self.chat_log.toggle_reasoning()
 
     async def action_new_chat(self) -> None:
         """Start an empty chat (created in the history when the first message is sent)."""
         await self.open_chat(None)
 
-    # The other actions live with what they act on; each takes the screen as its first argument,
-    # so it is bound here as a method of the screen (the bindings name them `action_*`).
-    action_regenerate = saved_chats.regenerate
-    action_edit_last = saved_chats.edit_last
-    open_chat = saved_chats.open_chat
-    action_edit_instructions = saved_chats.edit_instructions
-    action_rename_chat = saved_chats.rename
-    action_delete_chat = saved_chats.delete
-    action_toggle_sidebar = saved_chats.toggle_sidebar
-    action_search_chats = saved_chats.search
-    refresh_sidebar = saved_chats.refresh_sidebar
-    action_choose_model = model_setup.choose_again
-    action_copy_message = copying.copy_message
-    action_copy_code = copying.copy_code
-    action_focus_message = copying.focus_message
+    @reports_history_errors("Cannot regenerate the reply")
+    async def action_regenerate(self) -> None:
+        """Delete the last reply and write it again."""
+        chat_id = self.state.chat_id
+        if not self.idle() or chat_id is None:
+            return
+        dropped = self.state.drop_last_reply()
+        if dropped is None:  # an empty chat: nothing to answer
+            return
+        if dropped:
+            await self.render_chat()
+        await self.start_reply(chat_id)
 
-    @on(ChatList.OptionSelected, "#chats")
-    async def _chat_picked(self, event: ChatList.OptionSelected) -> None:
-        await self.open_chat(ChatList.chat_id(event.option))
+    @reports_history_errors("Cannot edit the last message")
+    def action_edit_last(self) -> None:
+        """Put the last user message into the input box to edit; sending it replaces the old
+        message and what followed, Esc keeps them (nothing is deleted before that)."""
+        if not self.idle() or self.state.chat_id is None:
+            return
+        text = self.state.start_edit()
+        if text is not None:
+            self.input.begin_edit(text)
+            self.notify("Editing your last message: Enter sends it in place of the old one "
+                        "and its reply; Esc keeps them.", timeout=6)  # fmt: skip
+
+    @reports_history_errors("Cannot read the instructions")
+    def action_edit_instructions(self) -> None:
+        """Edit the open chat's instructions; a new chat gets them when it is saved."""
+        chat_id = self.state.chat_id
+        current = self.state.current_instructions()
+        self.app.push_screen(InstructionsScreen(current),
+                             lambda text: self._set_instructions(chat_id, text))  # fmt: skip
+
+    @reports_history_errors("Cannot save the instructions")
+    def _set_instructions(self, chat_id: int | None, text: str | None) -> None:
+        if text is None:
+            return
+        self.state.set_instructions(chat_id, text)
+        self.notify("Instructions saved." if text else "Instructions removed.", timeout=2)
+        self.warm_up()  # they are in the developer message, at the start of the prompt
+
+    def action_copy_message(self) -> None:
+        """Copy the focused message, else the last reply's answer (its Markdown source)."""
+        copying.copy_message(self)
+
+    def action_copy_code(self) -> None:
+        """Copy a code block of the focused message (else the last reply); ask which if several."""
+        copying.copy_code(self)
+
+    def action_focus_message(self, step: int) -> None:
+        """Focus the message `step` places from the focused one; past the newest, the input."""
+        copying.focus_message(self, step)
+
+    # --- the saved chats (the sidebar's) -------------------------------------------------------
+
+    @reports_history_errors("Cannot list the chats")
+    def action_toggle_sidebar(self) -> None:
+        """Show or hide the list of saved chats."""
+        if not self.sidebar.toggle(self.state.chat_id):
+            self.input.focus()
+
+    @reports_history_errors("Cannot list the chats")
+    def action_search_chats(self) -> None:
+        """Open the sidebar with the focus in its search box."""
+        self.sidebar.open_search(self.state.chat_id)
+
+    def action_rename_chat(self) -> None:
+        """Ask for a new title of the open chat."""
+        if self.state.chat_id is not None:
+            self.sidebar.rename(self.state.chat_id)
+
+    def action_delete_chat(self) -> None:
+        """Delete the open chat after asking."""
+        if self.state.chat_id is not None and self.idle():
+            self.sidebar.delete(self.state.chat_id)
+
+    @reports_history_errors("Cannot open the chat")
+    async def open_chat(self, chat_id: int | None) -> None:
+        """Show the chat `chat_id` (None: a new one) in the log."""
+        if not self.idle():
+            return
+        self.state.switch(chat_id)
+        await self.render_chat()
+        self.sidebar.list_chats(chat_id)
+        self.input.focus()
+
+    @on(Sidebar.ChatChosen)
+    async def _chat_chosen(self, message: Sidebar.ChatChosen) -> None:
+        await self.open_chat(message.chat_id)
+
+    @on(Sidebar.ChatRenamed)
+    def _chat_renamed(self, message: Sidebar.ChatRenamed) -> None:
+        self.sub_title = message.title
+
+    @on(Sidebar.ChatDeleted)
+    async def _chat_deleted(self, _message: Sidebar.ChatDeleted) -> None:
+        await self.open_chat(None)
+        self.notify("Chat deleted.", timeout=2)
 
     # --- what the screen shows -----------------------------------------------------------------
 
     async def render_chat(self) -> None:
         """Show the open chat: its messages, its effort and its last reply's figures."""
         messages = self.state.messages()
-        await self.query_one(ChatLog).show(messages, self.show_reasoning)
+        await self.chat_log.show(messages)
         # Up recalls this chat's messages; in a new chat, those sent earlier in this session.
         past = [m.content for m in messages if m.role == "user"]
         self.input.set_past(past if self.state.chat_id is not None else self._sent)
@@ -381,13 +443,55 @@ class ChatScreen(Screen[None]):
         self.history_error = error
         self.notify(str(error), title=title, severity="error", timeout=30, markup=False)
 
+    # --- the model (the banner's) --------------------------------------------------------------
+
+    def action_choose_model(self) -> None:
+        """Open the set-up screen again (F9); starting there replaces the loaded model."""
+        if not self.banner.can_choose_again:
+            self.notify("This chat was started with --model-path FILE: quit and run "
+                        "`gptoss-local chat` to choose a model.", markup=False)  # fmt: skip
+        elif self.idle():
+            self.banner.choose_again()
+
+    @on(ModelChosen)
+    def _model_chosen(self, message: ModelChosen) -> None:
+        self.generation = message.generation
+        if message.switched:  # the model the prefill was for is going
+            self.warmer.stop()
+            self.status.info = None
+        elif self.state.chat_id is None:  # a new chat takes the effort just chosen
+            self.state.effort = message.generation.effort
+            self.show_status()
+
     @on(ModelLoadStarted)
-    @on(LoadProgressed)
     @on(ModelLoadFailed)
-    def _loading(self, message: ModelLoadStarted | LoadProgressed | ModelLoadFailed) -> None:
-        model_setup.show_loading(self, message)
+    def _loading(self, message: ModelLoadStarted | ModelLoadFailed) -> None:
+        """The status bar says so instead of the model's name (the banner shows the rest)."""
+        if not self.status.is_attached:  # the app is closing: the widgets are already gone
+            return
+        if isinstance(message, ModelLoadStarted):
+            self.status.waiting = f"loading {message.model}…"
+        else:
+            self.status.waiting = "the model is not loaded"
 
     @on(BackendLoaded)
     def model_loaded(self, message: BackendLoaded) -> None:
-        """The model is ready: show it, prefill, send a message held for it."""
-        model_setup.loaded(self, message.info)
+        """The model is ready: show it, prefill, and send the message held for it if the chat,
+        the edit and the text in the box are still what they were."""
+        if not self.status.is_attached:  # loaded while the app was closing
+            return
+        self.status.info, self.status.waiting = message.info, ""
+        self.warm_up()
+        held = self.host.take_held()
+        if held is None:
+            return
+        if held == self._held(self.input.text.strip()):
+            self.post_message(ChatInput.Submitted(held.text))
+        else:  # the user moved on meanwhile: their chat and their box stay as they are
+            self.notify("The model is ready. The held message was not sent, as the chat or the "
+                        "text changed: press Enter to send what is in the box.",
+                        markup=False)  # fmt: skip
+
+    def _held(self, text: str) -> Held:
+        """`text` as a message held for the model: for the open chat and edit."""
+        return Held(self.state.chat_id, self.state.editing, text)

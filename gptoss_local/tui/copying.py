@@ -19,7 +19,8 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, OptionList
 
-from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
+from gptoss_local.tui.reply_view import ReplyView
+from gptoss_local.tui.widgets import ChatInput, UserMessage
 
 # An opening fence: ``` or ~~~ (or longer) and an info string whose first word is the language.
 # Any indentation is accepted, since models nest code in list items at 2-4 spaces.

@@ -32,9 +32,9 @@ def help_rows(key_display: object) -> list[tuple[str, str, str]]:
         key_display: The app's `get_key_display`, so keys read as they do in the footer.
     """
     rows = []
-    for _ident, key, action, label, help_text in ACTIONS:
-        shown = key_display(Binding(key, action, label))  # type: ignore[operator]
-        rows.append((shown, label, help_text))
+    for action in ACTIONS:
+        shown = key_display(Binding(action.key, action.action, action.label))  # type: ignore[operator]
+        rows.append((shown, action.label, action.help))
     rows += [(key, "", text) for key, text in INPUT_KEYS]
     return rows
 

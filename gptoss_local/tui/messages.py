@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from gptoss_local.backends.base import BackendInfo, Stats
+from gptoss_local.backends.base import BackendInfo, GenerationSettings, Stats
 from gptoss_local.events import ToolCall
 from gptoss_local.hardware.vram import VramUse
 from gptoss_local.session.errors import HistoryError
@@ -19,6 +19,15 @@ from gptoss_local.tools import (
     ToolCallRequested,
     ToolInfo,
 )
+
+
+@dataclass
+class ModelChosen(Message):
+    """The user chose a model on the first-run screen (again on F9: `switched`), and it is
+    loading; replies use its sampling settings, `generation`."""
+
+    generation: GenerationSettings
+    switched: bool
 
 
 @dataclass

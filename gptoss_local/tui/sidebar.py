@@ -1,23 +1,31 @@
 """The sidebar: a search box over the saved chats, and the chats, most recent first.
 
-Picking a chat posts `ChatList.OptionSelected` to the screen, which opens it. Listing may fail
-(`HistoryError`): the screen's actions report what they call; what the sidebar does by itself
-(the search changed) it reports with a `HistoryFailed` message.
+It owns what is done to a saved chat as such: listing, searching, renaming and deleting (each
+asked first). The screen hears the outcome as messages (`Sidebar.ChatChosen`, `ChatRenamed`,
+`ChatDeleted`), as it owns which chat is open. Listing may fail (`HistoryError`): what the
+screen asks for raises, for the screen to report; what the sidebar does by itself (a search, a
+rename, a deletion) it reports with a `HistoryFailed` message.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import partial
 
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.session.records import Chat
+from gptoss_local.tui.history_errors import reports_history_errors
 from gptoss_local.tui.messages import HistoryFailed
+from gptoss_local.tui.modals import ConfirmScreen, RenameScreen
 from gptoss_local.tui.widgets import ChatInput
 
 
@@ -36,12 +44,12 @@ class ChatList(OptionList):
             focused.post_message(events.Key(event.key, event.character))
             return
         option = self.highlighted_option
-        if event.key == "enter" and option is not None and self.highlighted is not None:
+        if event.key == "enter" and option is not None:
             # Pick the chat straight to the screen (ahead of anything typed after), and move the
             # focus to the message box now (focus() is deferred), so what is typed goes there.
             event.stop()
             event.prevent_default()
-            self.screen.post_message(self.OptionSelected(self, option, self.highlighted))
+            self.screen.post_message(Sidebar.ChatChosen(self.chat_id(option)))
             self.screen.set_focus(self.screen.query_one(ChatInput))
             return
         await super()._on_key(event)
@@ -65,13 +73,32 @@ class Sidebar(Vertical):
     """The search box above the list of chats, listed again as the search changes.
 
     Args:
-        history: Where the chats are listed from.
+        history: Where the chats are listed from (and renamed and deleted in).
     """
 
     DEFAULT_CSS = """
     Sidebar { width: 32; max-width: 40%; dock: left; height: 1fr; margin-top: 1; }
     Sidebar Input { margin: 0; }
     """
+
+    @dataclass
+    class ChatChosen(Message):
+        """The user picked a saved chat to open."""
+
+        chat_id: int
+
+    @dataclass
+    class ChatRenamed(Message):
+        """A chat has a new title."""
+
+        chat_id: int
+        title: str
+
+    @dataclass
+    class ChatDeleted(Message):
+        """A chat and all its messages are gone from the history."""
+
+        chat_id: int
 
     def __init__(self, history: History, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -98,7 +125,11 @@ class Sidebar(Vertical):
         self.query_one(ChatList).show(chats, current)
 
     def toggle(self, current: int | None) -> bool:
-        """Show the list (focused), or hide it; whether it is shown now."""
+        """Show the list (focused), or hide it; whether it is shown now.
+
+        Raises:
+            HistoryError: The history cannot be read.
+        """
         self.display = not self.display
         if self.display:
             self.list_chats(current)
@@ -106,18 +137,55 @@ class Sidebar(Vertical):
         return self.display
 
     def open_search(self, current: int | None) -> None:
-        """Show the list, with the focus in the search box."""
+        """Show the list, with the focus in the search box.
+
+        Raises:
+            HistoryError: The history cannot be read.
+        """
         if not self.display:
             self.display = True
             self.list_chats(current)
         self.query_one("#chat_search", Input).focus()
 
+    @reports_history_errors("Cannot rename the chat")
+    def rename(self, chat_id: int) -> None:
+        """Ask for a new title of the open chat, `chat_id`."""
+        title = self.history.get_chat(chat_id).title
+        self.app.push_screen(RenameScreen(title), partial(self._rename, chat_id))
+
+    @reports_history_errors("Cannot rename the chat")
+    def _rename(self, chat_id: int, title: str | None) -> None:
+        if title:
+            self.history.rename_chat(chat_id, title)
+            self.list_chats(chat_id)
+            self.post_message(self.ChatRenamed(chat_id, title))
+
+    @reports_history_errors("Cannot delete the chat")
+    def delete(self, chat_id: int) -> None:
+        """Delete chat `chat_id` and its messages, after asking."""
+        title = self.history.get_chat(chat_id).title or "this chat"
+        question = f"Delete “{title}” and all its messages?"
+        self.app.push_screen(ConfirmScreen(question), partial(self._delete, chat_id))
+
+    @reports_history_errors("Cannot delete the chat")
+    def _delete(self, chat_id: int, yes: bool | None) -> None:
+        if yes:
+            self.history.delete_chat(chat_id)
+            self.post_message(self.ChatDeleted(chat_id))
+
+    def history_failed(self, error: HistoryError, title: str) -> None:
+        """Report a failure of the history to the screen, which shows and remembers it."""
+        self.post_message(HistoryFailed(error, title))
+
+    @on(OptionList.OptionSelected, "#chats")
+    def _clicked(self, event: OptionList.OptionSelected) -> None:
+        event.stop()  # Enter posts `ChatChosen` itself (`ChatList._on_key`): this is a click
+        self.post_message(self.ChatChosen(ChatList.chat_id(event.option)))
+
     @on(Input.Changed, "#chat_search")
+    @reports_history_errors("Cannot list the chats")
     def _search_changed(self) -> None:
-        try:
-            self.list_chats(self._current)
-        except HistoryError as exc:
-            self.post_message(HistoryFailed(exc, "Cannot list the chats"))
+        self.list_chats(self._current)
 
     @on(Input.Submitted, "#chat_search")
     def _search_submitted(self) -> None:

@@ -1,37 +1,28 @@
-"""The chat's widgets: a user message, a streamed reply with its reasoning, the input box."""
+"""The chat's widgets: a user message, the input box, and the log of the open chat's messages
+(the replies themselves are `reply_view.ReplyView`s)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from textual import events
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.binding import BindingType
+from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.timer import Timer
-from textual.widgets import Collapsible, Markdown, Static, TextArea
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static, TextArea
 
-from gptoss_local.events import ToolCall
 from gptoss_local.session.records import StoredMessage
 from gptoss_local.tools import ToolOutput
+from gptoss_local.tui.messages import ToolApprovalAsked
+from gptoss_local.tui.reply_view import (
+    MESSAGE_BINDINGS,
+    NO_ANSWER,
+    NO_ANSWER_AFTER_REASONING,
+    ReplyView,
+    ToolStep,
+)
 from gptoss_local.tui.tool_views import ToolCallView
-
-# Keys of a message in focus (Tab, Shift+Tab or a click): the chat screen's copy actions.
-MESSAGE_BINDINGS: list[BindingType] = [
-    Binding("c", "screen.copy_message", "Copy", show=False),
-    Binding("b", "screen.copy_code", "Copy code", show=False),
-    Binding("up", "screen.focus_message(-1)", "Previous message", show=False),
-    Binding("down", "screen.focus_message(1)", "Next message", show=False),
-]
-
-
-NO_ANSWER = "no answer"
-NO_ANSWER_AFTER_REASONING = "no answer: the model only reasoned"
 
 
 class UserMessage(Static, can_focus=True):
@@ -48,129 +39,6 @@ class UserMessage(Static, can_focus=True):
         self.text = text
 
 
-class ReplyView(Vertical, can_focus=True):
-    """One assistant reply (one model turn): the reasoning in a Collapsible, the answer below,
-    both streamed, then the tool calls the turn ended with (`ToolCallView`s).
-
-    While the model thinks the reasoning is open with "Thinking… Ns"; it collapses when the
-    answer starts. Text arrives through `MarkdownStream`s, which merge writes that come faster
-    than the widget can render, so the document is never re-rendered per token. It takes the
-    focus (as does its reasoning's title) so that it can be copied.
-    """
-
-    DEFAULT_CSS = """
-    ReplyView { height: auto; margin: 1 0 0 0; }
-    ReplyView:focus-within { background: $primary 15%; }
-    ReplyView Collapsible { border-top: none; padding-bottom: 0; }
-    ReplyView .reasoning { color: $text-muted; }
-    ReplyView .note { color: $text-warning; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = MESSAGE_BINDINGS
-
-    def __init__(
-        self,
-        reasoning: str = "",
-        answer: str = "",
-        *,
-        live: bool = False,
-        note: str = "",
-        keep_open: bool = False,
-        calls: Sequence[ToolCall] = (),
-    ) -> None:
-        super().__init__()
-        self.call_views = [ToolCallView(call) for call in calls]
-        self.keep_open = keep_open  # the user asked to see all reasoning
-        self._initial = (reasoning, answer)
-        self.live = live
-        self.answering = bool(answer)
-        self.reasoning_text, self.answer_text = reasoning, answer
-        self._note = note
-        self._started = time.monotonic()
-        self._streams: dict[str, MarkdownStream] = {}
-        self._timer: Timer | None = None
-
-    def compose(self) -> ComposeResult:
-        reasoning, answer = self._initial
-        title = "Thinking…" if self.live else "Reasoning"
-        with Collapsible(title=title, collapsed=not (self.live or self.keep_open),
-                         classes="reasoning-box"):  # fmt: skip
-            yield Markdown(reasoning, classes="reasoning")
-        yield Markdown(answer, classes="answer")
-        yield from self.call_views
-        yield Static(self._note, classes="note", markup=False)
-
-    def on_mount(self) -> None:
-        self.reasoning_box.display = self.live or bool(self.reasoning_text)
-        self.query_one(".note").display = bool(self._note)
-        if self.live:
-            self._timer = self.set_interval(1.0, self._tick)
-
-    @property
-    def reasoning_box(self) -> Collapsible:
-        """The Collapsible holding the reasoning."""
-        return self.query_one(".reasoning-box", Collapsible)
-
-    async def add(self, reasoning: str, answer: str) -> None:
-        """Stream a batch of text into the reply."""
-        if reasoning:
-            self.reasoning_text += reasoning
-            await self._stream(".reasoning").write(reasoning)
-        if answer:
-            if not self.answering:
-                self.answering = True
-                self._stop_timer()
-                self.reasoning_box.collapsed = not self.keep_open
-                self.reasoning_box.title = f"Thought for {self._elapsed()}"
-                self.reasoning_box.display = bool(self.reasoning_text)
-            self.answer_text += answer
-            await self._stream(".answer").write(answer)
-
-    async def add_call(self, call: ToolCall) -> ToolCallView:
-        """Show a call the turn ended with (the turn's text is over: the clock stops)."""
-        if self.live:
-            await self.finish()
-        view = ToolCallView(call)
-        self.call_views.append(view)
-        await self.mount(view, before=self.query_one(".note"))
-        return view
-
-    async def finish(self, note: str = "") -> None:
-        """End the stream: render what is left, stop the clock, show how it ended."""
-        self._stop_timer()
-        for stream in self._streams.values():
-            await stream.stop()
-        self._streams.clear()
-        box = self.reasoning_box
-        if self.live and not self.answering:
-            box.title = f"Thought for {self._elapsed()}"
-        self.live = False
-        box.display = bool(self.reasoning_text)
-        if not self.answering:
-            box.collapsed = not self.keep_open
-        if not note and not self.answer_text.strip() and not self.call_views:
-            note = NO_ANSWER_AFTER_REASONING if self.reasoning_text else NO_ANSWER
-        label = self.query_one(".note", Static)
-        label.update(note)
-        label.display = bool(note)
-
-    def _stream(self, selector: str) -> MarkdownStream:
-        if selector not in self._streams:
-            self._streams[selector] = Markdown.get_stream(self.query_one(selector, Markdown))
-        return self._streams[selector]
-
-    def _tick(self) -> None:
-        if not self.answering:
-            self.reasoning_box.title = f"Thinking… {self._elapsed()}"
-
-    def _stop_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-
-    def _elapsed(self) -> str:
-        return f"{time.monotonic() - self._started:.0f}s"
-
-
 class ChatInput(TextArea):
     """The message box: Enter sends, Shift+Enter or Ctrl+J starts a new line.
 
@@ -185,6 +53,12 @@ class ChatInput(TextArea):
         self.past: list[str] = []  # the messages Up can recall, oldest first
         self._index: int | None = None  # which of them is shown; None: the draft
         self._draft = ""
+
+    def begin_edit(self, text: str) -> None:
+        """Put `text` in the box to be edited, the cursor at its end, and focus it."""
+        self.text = text
+        self.move_cursor(self.document.end)
+        self.focus()
 
     def remember(self, text: str) -> None:
         """Add a sent message to what Up recalls, and stop browsing."""
@@ -239,12 +113,58 @@ class ChatInput(TextArea):
 
 
 class ChatLog(VerticalScroll):
-    """The messages of the open chat, scrolled to the newest (unless the user scrolls up)."""
+    """The messages of the open chat, scrolled to the newest (unless the user scrolls up), and
+    the reply being written: a live `ReplyView` per model turn, which shows its tool calls.
 
-    async def show(self, messages: list[StoredMessage], keep_open: bool) -> None:
-        """Replace the log with stored `messages`; `keep_open` opens all reasoning."""
+    The screen passes on what the reply's worker reports; the log keeps which view it goes to.
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.keep_open = False  # the user asked to see all reasoning (Ctrl+T)
+        self.live: ReplyView | None = None  # the model turn being written, if a reply is
+
+    async def show(self, messages: list[StoredMessage]) -> None:
+        """Replace the log with stored `messages`."""
         await self.remove_children()
-        await self.mount_all(views_of(messages, keep_open))
+        await self.mount_all(views_of(messages, self.keep_open))
+
+    def toggle_reasoning(self) -> None:
+        """Open or close the reasoning of every reply, also those still to come."""
+        self.keep_open = not self.keep_open
+        for view in self.query(ReplyView):
+            view.keep_reasoning_open(self.keep_open)
+
+    async def new_turn(self) -> None:
+        """Show a new live reply view: the reply's first model turn, or the next after calls."""
+        if self.live is not None:
+            await self.live.finish()
+        self.live = ReplyView(live=True, keep_open=self.keep_open)
+        await self.mount(self.live)
+
+    async def add(self, reasoning: str, answer: str) -> None:
+        """Stream a batch of text into the turn being written."""
+        if self.live is not None:
+            await self.live.add(reasoning, answer)
+
+    async def show_step(self, step: ToolStep) -> None:
+        """Show a step of a tool call in the turn being written."""
+        if self.live is not None:
+            await self.live.show_step(step)
+
+    def ask(self, asked: ToolApprovalAsked) -> None:
+        """Ask the user about a call of the turn being written (denied if the reply is over)."""
+        if self.live is not None:
+            self.live.ask(asked)
+        elif not asked.answer.done():  # the reply ended before the question came
+            asked.answer.set_result("deny")
+
+    async def end_reply(self, note: str) -> None:
+        """The reply is over: its last turn shows how it ended (`note`), calls never run say so."""
+        live, self.live = self.live, None
+        if live is not None:
+            live.end_calls()
+            await live.finish(note)
 
 
 def views_of(messages: list[StoredMessage], keep_open: bool) -> list[UserMessage | ReplyView]:

@@ -23,6 +23,9 @@ from gptoss_local.backends.base import (
     Capabilities,
     GenerationSettings,
     Reply,
+    ReplyRequest,
+    ResponseFormat,
+    UnsupportedRequest,
 )
 from gptoss_local.backends.ollama import OllamaBackend
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
@@ -61,7 +64,7 @@ def backend(
 
 
 def test_a_reply_streams_reasoning_then_the_answer_then_its_stats(backend: Backend) -> None:
-    reply = backend.stream(chat("hi"), GenerationSettings(seed=1))
+    reply = backend.stream(ReplyRequest(chat("hi"), GenerationSettings(seed=1)))
     assert isinstance(reply, Reply) and reply.stats is None
     events = merge_events(list(reply))
     assert events == [
@@ -76,7 +79,7 @@ def test_a_reply_streams_reasoning_then_the_answer_then_its_stats(backend: Backe
 def test_a_reply_cancelled_before_it_starts_says_so(backend: Backend) -> None:
     cancel = threading.Event()
     cancel.set()
-    reply = backend.stream(chat("hi"), GenerationSettings(seed=1), cancel)
+    reply = backend.stream(ReplyRequest(chat("hi"), GenerationSettings(seed=1)), cancel)
     events = [e for e in reply if isinstance(e, AnswerDelta)]
     assert events == [] and reply.stats is not None
     assert reply.stats.stop_reason == "cancelled"
@@ -87,8 +90,16 @@ def test_info_and_capabilities_are_declared(backend: Backend) -> None:
     assert isinstance(info, BackendInfo) and info.backend in BACKENDS
     assert info.context_size == 2048 and info.model
     assert isinstance(backend.capabilities, Capabilities)
-    evaluated = backend.prefill(chat("hi"), GenerationSettings())
+    evaluated = backend.prefill(ReplyRequest(chat("hi"), GenerationSettings()))
     assert evaluated > 0 if backend.capabilities.prefill else evaluated == 0
+
+
+def test_a_request_beyond_the_engine_is_refused_before_it_starts(backend: Backend) -> None:
+    asked = ReplyRequest(chat("hi"), response_format=ResponseFormat({"type": "object"}))
+    assert not backend.capabilities.response_format  # none holds a reply to a schema yet
+    with pytest.raises(UnsupportedRequest) as refused:
+        backend.stream(asked)  # at once, not on the first event
+    assert refused.value.field == "response_format"
 
 
 def test_settings_every_backend_shares_refuse_what_no_backend_can_use() -> None:

@@ -21,14 +21,14 @@ from engine_helpers import (
     text_of,
 )
 
-from gptoss_local.backends.base import BackendError, GenerationSettings
+from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
 from gptoss_local.backends.llama_load import LOAD_MODES
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall, TurnEnded
 
 
 def test_steered_reply_streams_reasoning_then_answer_and_stops_on_return(backend) -> None:
-    events = ran(backend.stream(chat("hi"), SEEDED, options=steered(backend)))
+    events = ran(backend.stream(ReplyRequest(chat("hi"), SEEDED), options=steered(backend)))
     assert text_of(events, ReasoningDelta) == "The user says hi"
     assert text_of(events, AnswerDelta) == "Hello there"
     first_answer = next(i for i, e in enumerate(events) if isinstance(e, AnswerDelta))
@@ -46,7 +46,7 @@ def test_steered_reply_streams_reasoning_then_answer_and_stops_on_return(backend
 def test_token_limit_stops_the_reply(backend) -> None:
     settings = GenerationSettings(max_tokens=7, seed=3)
     options = LlamaOptions(logit_bias=never_stop(backend))
-    events = ran(backend.stream(chat("count"), settings, options=options))
+    events = ran(backend.stream(ReplyRequest(chat("count"), settings), options=options))
     stats = finished(events).stats
     assert (stats.generated_tokens, stats.stop_reason) == (7, "length")
     assert events[-1] == TurnEnded("truncated")
@@ -56,7 +56,7 @@ def test_cancel_between_tokens(backend) -> None:
     cancel = threading.Event()
     settings = GenerationSettings(max_tokens=500, seed=4)
     options = LlamaOptions(logit_bias=never_stop(backend))
-    reply = backend.stream(chat("go on"), settings, cancel, options)
+    reply = backend.stream(ReplyRequest(chat("go on"), settings), cancel, options)
     for _item in reply:
         cancel.set()  # as a UI would on Esc, after the first event
     stats = reply.stats
@@ -64,7 +64,7 @@ def test_cancel_between_tokens(backend) -> None:
     assert stats.stop_reason == "cancelled" and stats.generated_tokens < 500
     cancel_first = threading.Event()
     cancel_first.set()
-    events = ran(backend.stream(chat("never"), GenerationSettings(), cancel_first))
+    events = ran(backend.stream(ReplyRequest(chat("never"), GenerationSettings()), cancel_first))
     assert finished(events).stats.stop_reason == "cancelled"
     assert finished(events).stats.generated_tokens == 0
 
@@ -72,9 +72,11 @@ def test_cancel_between_tokens(backend) -> None:
 def test_second_turn_evaluates_only_the_new_tokens(backend) -> None:
     backend.cache.clear()
     first, second = chat("hi"), chat("hi", "and again", reply=("The user says hi", "Hello there"))
-    one = finished(ran(backend.stream(first, SEEDED, options=steered(backend)))).stats
+    one = finished(ran(backend.stream(ReplyRequest(first, SEEDED), options=steered(backend)))).stats
     assert one.cached_tokens == 0 and one.evaluated_tokens == one.prompt_tokens
-    two = finished(ran(backend.stream(second, SEEDED, options=steered(backend)))).stats
+    two = finished(
+        ran(backend.stream(ReplyRequest(second, SEEDED), options=steered(backend)))
+    ).stats
     p1, p2 = prompt_tokens(backend, first), prompt_tokens(backend, second)
     # Everything up to the first reply's <|channel|> is reused; its analysis was dropped.
     assert two.cached_tokens == len(p1) + 1
@@ -84,8 +86,10 @@ def test_second_turn_evaluates_only_the_new_tokens(backend) -> None:
 
 def test_regenerating_the_same_prompt_reuses_all_but_its_last_token(backend) -> None:
     conversation = chat("same question")
-    ran(backend.stream(conversation, SEEDED, options=steered(backend)))
-    again = finished(ran(backend.stream(conversation, SEEDED, options=steered(backend)))).stats
+    ran(backend.stream(ReplyRequest(conversation, SEEDED), options=steered(backend)))
+    again = finished(
+        ran(backend.stream(ReplyRequest(conversation, SEEDED), options=steered(backend)))
+    ).stats
     assert (again.cached_tokens, again.evaluated_tokens) == (again.prompt_tokens - 1, 1)
 
 
@@ -97,16 +101,16 @@ def test_reuse_after_the_window_layers_forgot_restores_a_checkpoint(tiny_gguf: P
         first = chat("tell me a long story")
         endless = GenerationSettings(max_tokens=400, seed=5)
         forever = LlamaOptions(logit_bias=never_stop(reused))
-        long_reply = finished(ran(reused.stream(first, endless, options=forever)))
+        long_reply = finished(ran(reused.stream(ReplyRequest(first, endless), options=forever)))
         assert long_reply.stats.generated_tokens == 400
         second = chat("tell me a long story", "shorter", reply=("", "Once upon a time."))
         greedy_one = GenerationSettings(temperature=0, max_tokens=1)
-        stats = finished(ran(reused.stream(second, greedy_one))).stats
+        stats = finished(ran(reused.stream(ReplyRequest(second, greedy_one)))).stats
         assert stats.cached_tokens == len(prompt_tokens(reused, first))
-        finished(ran(fresh.stream(second, greedy_one)))
+        finished(ran(fresh.stream(ReplyRequest(second, greedy_one))))
         np.testing.assert_array_equal(last_logits(reused), last_logits(fresh))
         other = chat("tell me a long story", "longer", reply=("", "Once upon a time."))
-        finished(ran(fresh.stream(other, greedy_one)))
+        finished(ran(fresh.stream(ReplyRequest(other, greedy_one))))
         assert np.abs(last_logits(reused) - last_logits(fresh)).max() > 0.1
 
 
@@ -145,7 +149,7 @@ def test_a_conversation_larger_than_the_context_is_a_clear_error(tiny_gguf: Path
         open_tiny(tiny_gguf, context=256) as small,
         pytest.raises(BackendError, match="more than the 256-token context") as caught,
     ):
-        ran(small.stream(chat("word " * 400), GenerationSettings()))
+        ran(small.stream(ReplyRequest(chat("word " * 400), GenerationSettings())))
     assert caught.value.kind == "context_full" and "new chat" in str(caught.value)
 
 
@@ -195,7 +199,7 @@ def test_steered_tool_call_is_parsed_and_stops_on_call(backend) -> None:
     )
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ("<|return|>", "<|endoftext|>"))
     options = LlamaOptions(grammar=grammar, logit_bias=ban)
-    events = ran(backend.stream(chat("weather in Oslo?"), SEEDED, options=options))
+    events = ran(backend.stream(ReplyRequest(chat("weather in Oslo?"), SEEDED), options=options))
     calls = [e for e in events if isinstance(e, ToolCall)]
     assert calls == [ToolCall("get_weather", {"city": "Oslo"}, '{"city": "Oslo"}')]
     assert text_of(events, ReasoningDelta) == "Need weather" and text_of(events, AnswerDelta) == ""
@@ -227,7 +231,7 @@ def test_backend_sampling_picks_the_same_greedy_tokens(backend, tmp_path: Path) 
         settings = GenerationSettings(temperature=0, max_tokens=40)
         options = LlamaOptions(backend_sampling=on_backend, logit_bias=never_stop(backend))
         backend.cache.clear()
-        reply = backend.stream(chat("hello"), settings, options=options)
+        reply = backend.stream(ReplyRequest(chat("hello"), settings), options=options)
         return "".join(getattr(e, "text", "") for e in reply)
 
     assert greedy(True) == greedy(False) != ""
@@ -241,7 +245,10 @@ def test_a_chain_on_the_backend_is_kept_between_replies_and_reset(backend) -> No
 
     def sampled(s: GenerationSettings, o: LlamaOptions) -> str:
         backend.cache.clear()
-        return "".join(getattr(e, "text", "") for e in backend.stream(chat("hello"), s, options=o))
+        return "".join(
+            getattr(e, "text", "")
+            for e in backend.stream(ReplyRequest(chat("hello"), s), options=o)
+        )
 
     first = sampled(settings, on_gpu)
     kept = backend._samplers._kept

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from engine_helpers import chat, finished, ran, text_of
 
-from gptoss_local.backends.base import GenerationSettings
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta, TurnEnded
 from gptoss_local.harmony import parse_completion
@@ -45,7 +45,9 @@ def test_spelled_end_stays_text_and_the_real_end_closes_the_message(backend) -> 
     bans = tuple((backend.tokenize(t)[0], float("-inf")) for t in STOPS[1:])
     for seed in range(3):
         options = LlamaOptions(grammar=grammar, logit_bias=bans)
-        events = ran(backend.stream(chat("hi"), GenerationSettings(seed=seed), options=options))
+        events = ran(
+            backend.stream(ReplyRequest(chat("hi"), GenerationSettings(seed=seed)), options=options)
+        )
         assert text_of(events, ReasoningDelta) == "x<|end|>y"
         assert text_of(events, AnswerDelta) == "ok <|return|> <|start|>assistant"
         assert events[-1] == TurnEnded("return")

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from engine_helpers import chat, finished, last_logits, never_stop, open_tiny, prompt_tokens, ran
 
-from gptoss_local.backends.base import GenerationSettings
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.saved_states import CacheState, Checkpoint, StateShelf, common_prefix
@@ -24,7 +24,9 @@ C1 = chat("third conversation: name three rivers of Europe and where they meet t
 
 
 def turn(backend: LlamaCppBackend, conversation, settings=SHORT, options=None):
-    return finished(ran(backend.stream(conversation, settings, options=options))).stats
+    return finished(
+        ran(backend.stream(ReplyRequest(conversation, settings), options=options))
+    ).stats
 
 
 # Restored cells sit elsewhere in the KV buffer than where they were computed, so attention

@@ -16,7 +16,7 @@ from installed_cli import gptoss
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends import token_chunks
-from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
 from gptoss_local.backends.token_chunks import (
@@ -25,7 +25,8 @@ from gptoss_local.backends.token_chunks import (
     pieces,
     tokenize_in_pieces,
 )
-from gptoss_local.harmony import Message, render_prompt
+from gptoss_local.conversation import Conversation, Message
+from gptoss_local.harmony import render_prompt
 
 REPO = Path(__file__).parents[2]
 # 20,000 letters passed before; 30,000 overflowed llama.cpp's stack. "the" is one token of the
@@ -126,7 +127,7 @@ def test_a_huge_prompt_is_cancelled_while_it_is_tokenized(tiny_gguf: Path) -> No
     with LlamaCppBackend(tiny_gguf, LoadSettings(context=2048, gpu_layers=0)) as backend:
         threading.Timer(0.3, cancel.set).start()
         started = time.monotonic()
-        reply = backend.stream(Conversation(messages), GenerationSettings(), cancel)
+        reply = backend.stream(ReplyRequest(Conversation(messages), GenerationSettings()), cancel)
         assert list(reply) == []
         assert reply.stats is not None and reply.stats.stop_reason == "cancelled"
         assert time.monotonic() - started < 10

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from engine_helpers import chat, finished, never_stop, open_tiny, prompt_tokens, ran, text_of
 
-from gptoss_local.backends.base import BackendError, GenerationSettings
+from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta
@@ -57,8 +57,8 @@ def test_each_reply_keeps_its_own_sampler_and_events(four: LlamaCppBackend) -> N
     conversations = [chat(f"question number {n}") for n in range(6)]  # more than sequences
 
     def job(n: int):
-        return lambda: finished(ran(four.stream(conversations[n], GenerationSettings(seed=n),
-                                                options=steered_to(four, n))))  # fmt: skip
+        asked = ReplyRequest(conversations[n], GenerationSettings(seed=n))
+        return lambda: finished(ran(four.stream(asked, options=steered_to(four, n))))
 
     replies = together([job(n) for n in range(6)])
     for number, events in enumerate(replies):
@@ -74,9 +74,11 @@ def test_greedy_replies_together_start_as_each_alone(tiny_gguf: Path) -> None:
     texts = ["tell me about rivers", "how do tides work?", "plan a picnic", "hello friend"]
     with open_tiny(tiny_gguf) as one:
         bias = LlamaOptions(logit_bias=never_stop(one))
-        alone = [finished(ran(one.stream(chat(t), GREEDY, options=bias))) for t in texts]
+        alone = [
+            finished(ran(one.stream(ReplyRequest(chat(t), GREEDY), options=bias))) for t in texts
+        ]
     with open_tiny(tiny_gguf, sequences=4) as four:
-        jobs = [lambda t=t: finished(ran(four.stream(chat(t), GREEDY, options=bias)))
+        jobs = [lambda t=t: finished(ran(four.stream(ReplyRequest(chat(t), GREEDY), options=bias)))
                 for t in texts]  # fmt: skip
         beside = together(jobs)
     for a, b in zip(alone, beside, strict=True):
@@ -90,7 +92,7 @@ def test_replies_overlap_instead_of_queueing(four: LlamaCppBackend) -> None:
     def job(name: str, tokens: int):
         def run():
             settings = GenerationSettings(max_tokens=tokens, seed=1)
-            events = finished(ran(four.stream(chat(name), settings, options=bias)))
+            events = finished(ran(four.stream(ReplyRequest(chat(name), settings), options=bias)))
             ended[name] = time.perf_counter()
             return events
 
@@ -106,14 +108,18 @@ def test_cancelling_one_reply_leaves_the_others_running(four: LlamaCppBackend) -
     cancel = threading.Event()
 
     def cancelled():
-        reply = four.stream(chat("stop me"), GenerationSettings(max_tokens=400), cancel, bias)
+        reply = four.stream(
+            ReplyRequest(chat("stop me"), GenerationSettings(max_tokens=400)), cancel, bias
+        )
         for _event in reply:
             cancel.set()
         return reply.stats
 
     def kept():
         settings = GenerationSettings(max_tokens=100)
-        return finished(ran(four.stream(chat("keep me"), settings, options=bias))).stats
+        return finished(
+            ran(four.stream(ReplyRequest(chat("keep me"), settings), options=bias))
+        ).stats
 
     stopped, finished_stats = together([cancelled, kept])
     assert stopped.stop_reason == "cancelled" and stopped.generated_tokens < 400
@@ -123,10 +129,12 @@ def test_cancelling_one_reply_leaves_the_others_running(four: LlamaCppBackend) -
 def test_a_reply_whose_reader_stops_early_frees_its_sequence(four: LlamaCppBackend) -> None:
     bias = LlamaOptions(logit_bias=never_stop(four))
     for _ in range(6):  # more than the sequences: each abandoned reply must give its slot back
-        reply = four.stream(chat("abandoned"), GenerationSettings(max_tokens=1000), options=bias)
+        reply = four.stream(
+            ReplyRequest(chat("abandoned"), GenerationSettings(max_tokens=1000)), options=bias
+        )
         next(iter(reply))
         reply.close()
-    events = finished(ran(four.stream(chat("hi"), GenerationSettings(seed=1),
+    events = finished(ran(four.stream(ReplyRequest(chat("hi"), GenerationSettings(seed=1)),
                                       options=steered_to(four, 7))))  # fmt: skip
     assert text_of(events, AnswerDelta) == "Answer 7"
 
@@ -139,7 +147,9 @@ def test_when_the_shared_context_fills_the_newest_reply_ends(tiny_gguf: Path) ->
         def job(text: str, delay: float):
             def run():
                 time.sleep(delay)
-                return finished(ran(two.stream(chat(text), endless, options=bias))).stats
+                return finished(
+                    ran(two.stream(ReplyRequest(chat(text), endless), options=bias))
+                ).stats
 
             return run
 
@@ -154,23 +164,22 @@ def test_when_the_shared_context_fills_the_newest_reply_ends(tiny_gguf: Path) ->
 def test_idle_sequences_give_their_cells_to_a_new_reply(tiny_gguf: Path) -> None:
     with open_tiny(tiny_gguf, sequences=2, context=640) as two:
         bias = LlamaOptions(logit_bias=never_stop(two))
-        first = finished(ran(two.stream(chat("a long one"), GenerationSettings(max_tokens=300),
-                                        options=bias))).stats  # fmt: skip
-        # The first conversation's cells stay with its sequence, idle; the next needs them.
-        second = finished(
-            ran(
-                two.stream(
-                    chat("another long one"), GenerationSettings(max_tokens=300), options=bias
-                )
-            )
+        long = GenerationSettings(max_tokens=300)
+        one, another = (
+            ReplyRequest(chat(text), long) for text in ("a long one", "another long one")
         )
+        first = finished(ran(two.stream(one, options=bias))).stats
+        # The first conversation's cells stay with its sequence, idle; the next needs them.
+        second = finished(ran(two.stream(another, options=bias)))
     assert first.generated_tokens == second.stats.generated_tokens == 300
 
 
 def test_closing_ends_the_replies_in_progress_with_an_error(tiny_gguf: Path) -> None:
     backend = open_tiny(tiny_gguf, sequences=2)
     bias = LlamaOptions(logit_bias=never_stop(backend))
-    reply = backend.stream(chat("forever"), GenerationSettings(max_tokens=100_000), options=bias)
+    reply = backend.stream(
+        ReplyRequest(chat("forever"), GenerationSettings(max_tokens=100_000)), options=bias
+    )
     iterator = iter(reply)
     next(iterator)
     backend.close()
@@ -178,14 +187,15 @@ def test_closing_ends_the_replies_in_progress_with_an_error(tiny_gguf: Path) -> 
         for _event in iterator:
             pass
     with pytest.raises(BackendError, match="closed"):
-        ran(backend.stream(chat("after"), GREEDY))
+        ran(backend.stream(ReplyRequest(chat("after"), GREEDY)))
 
 
 def test_the_next_turn_reuses_its_sequence_cache(four: LlamaCppBackend) -> None:
     first = chat("a conversation to continue")
-    finished(ran(four.stream(first, GenerationSettings(seed=1), options=steered_to(four, 1))))
-    finished(ran(four.stream(chat("something else"), GREEDY)))
+    asked = ReplyRequest(first, GenerationSettings(seed=1))
+    finished(ran(four.stream(asked, options=steered_to(four, 1))))
+    finished(ran(four.stream(ReplyRequest(chat("something else"), GREEDY))))
     second = chat("a conversation to continue", "and then?",
                   reply=(f"Thinking of {1}", f"Answer {1}"))  # fmt: skip
-    stats = finished(ran(four.stream(second, GREEDY))).stats
+    stats = finished(ran(four.stream(ReplyRequest(second, GREEDY)))).stats
     assert stats.cached_tokens >= len(prompt_tokens(four, first))

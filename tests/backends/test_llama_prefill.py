@@ -18,9 +18,10 @@ from engine_helpers import (
     steered,
 )
 
-from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
 from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.harmony import Message, render_next_turn_prefix
+from gptoss_local.conversation import Conversation, Message
+from gptoss_local.harmony import render_next_turn_prefix
 
 BATCHES = {"n_batch": 32, "n_ubatch": 32}  # the same batching gives bit-identical results
 GREEDY_ONE = GenerationSettings(temperature=0, max_tokens=1)
@@ -35,13 +36,13 @@ def prefix_tokens(backend, conversation: Conversation) -> list[int]:
 def test_a_prefilled_new_chat_evaluates_only_the_users_message(tiny_gguf: Path) -> None:
     with open_tiny(tiny_gguf, **BATCHES) as warmed, open_tiny(tiny_gguf, **BATCHES) as cold:
         empty = Conversation((), current_date=DATE)
-        evaluated = warmed.prefill(empty, GREEDY_ONE)
+        evaluated = warmed.prefill(ReplyRequest(empty, GREEDY_ONE))
         assert evaluated == len(prefix_tokens(warmed, empty)) > 20  # the system message
         first = chat("what is the capital of France?")
-        stats = finished(ran(warmed.stream(first, GREEDY_ONE))).stats
+        stats = finished(ran(warmed.stream(ReplyRequest(first, GREEDY_ONE)))).stats
         assert stats.cached_tokens == evaluated
         assert stats.evaluated_tokens == len(prompt_tokens(warmed, first)) - evaluated
-        finished(ran(cold.stream(first, GREEDY_ONE)))
+        finished(ran(cold.stream(ReplyRequest(first, GREEDY_ONE))))
         np.testing.assert_array_equal(last_logits(warmed), last_logits(cold))
 
 
@@ -49,28 +50,30 @@ def test_after_a_reply_prefill_redoes_the_turn_without_its_reasoning(tiny_gguf: 
     """The next prompt drops the last reply's analysis, so the tokens after it must be
     evaluated again: prefill does that while the user types, and the reply starts from there."""
     with open_tiny(tiny_gguf, **BATCHES) as warmed, open_tiny(tiny_gguf, **BATCHES) as cold:
-        ran(warmed.stream(chat("hi"), SEEDED, options=steered(warmed)))
+        ran(warmed.stream(ReplyRequest(chat("hi"), SEEDED), options=steered(warmed)))
         so_far = chat("hi", reply=("The user says hi", "Hello there"))
-        evaluated = warmed.prefill(so_far, GREEDY_ONE)
+        evaluated = warmed.prefill(ReplyRequest(so_far, GREEDY_ONE))
         known = prefix_tokens(warmed, so_far)
         assert 0 < evaluated < len(known)  # the system message and "hi" were reused
         assert warmed.cache.tokens == known
         nxt = chat("hi", "and again", reply=("The user says hi", "Hello there"))
-        stats = finished(ran(warmed.stream(nxt, GREEDY_ONE))).stats
+        stats = finished(ran(warmed.stream(ReplyRequest(nxt, GREEDY_ONE)))).stats
         assert stats.cached_tokens == len(known)
-        finished(ran(cold.stream(nxt, GREEDY_ONE)))
+        finished(ran(cold.stream(ReplyRequest(nxt, GREEDY_ONE))))
         np.testing.assert_array_equal(last_logits(warmed), last_logits(cold))
 
 
 def test_prefill_again_evaluates_one_token_and_cancel_evaluates_none(tiny_gguf: Path) -> None:
     with open_tiny(tiny_gguf) as backend:
         conversation = chat("a question", reply=("", "an answer"))
-        assert backend.prefill(conversation, GREEDY_ONE) > 1
-        assert backend.prefill(conversation, GREEDY_ONE) == 1  # its logits, nothing more
+        assert backend.prefill(ReplyRequest(conversation, GREEDY_ONE)) > 1
+        assert (
+            backend.prefill(ReplyRequest(conversation, GREEDY_ONE)) == 1
+        )  # its logits, nothing more
         backend.cache.clear()
         stop = threading.Event()
         stop.set()
-        assert backend.prefill(conversation, GREEDY_ONE, stop) == 0
+        assert backend.prefill(ReplyRequest(conversation, GREEDY_ONE), stop) == 0
         assert backend.cache.tokens == []
 
 
@@ -78,12 +81,12 @@ def test_prefill_uses_the_effort_and_instructions_of_the_next_turn(tiny_gguf: Pa
     told = "Answer in French."
     high = GenerationSettings(effort="high", temperature=0, max_tokens=1)
     with open_tiny(tiny_gguf) as backend:
-        evaluated = backend.prefill(Conversation((), told, current_date=DATE), high)
+        evaluated = backend.prefill(ReplyRequest(Conversation((), told, current_date=DATE), high))
         first = Conversation((Message("user", "hi"),), told, current_date=DATE)
-        stats = finished(ran(backend.stream(first, high))).stats
+        stats = finished(ran(backend.stream(ReplyRequest(first, high)))).stats
         assert stats.cached_tokens == evaluated  # all of it: "Reasoning: high" and the text
         medium = GenerationSettings(effort="medium", temperature=0, max_tokens=1)
-        stats = finished(ran(backend.stream(first, medium))).stats
+        stats = finished(ran(backend.stream(ReplyRequest(first, medium)))).stats
         assert stats.cached_tokens < evaluated  # another effort is another system message
 
 
@@ -106,9 +109,9 @@ def test_a_cancelled_prefill_stops_within_a_chunk_and_keeps_what_it_did(tiny_ggu
         long = chat(*[f"question number {i}, " * 10 for i in range(8)])
         assert len(prefix_tokens(backend, long)) > 3 * PREFILL_CHUNK
         # Checks: the backend's, the loop's, one before each batch; the fourth says "stop".
-        evaluated = backend.prefill(long, GREEDY_ONE, SetAfter(4))
+        evaluated = backend.prefill(ReplyRequest(long, GREEDY_ONE), SetAfter(4))
         assert evaluated == PREFILL_CHUNK == len(backend.cache.tokens)
-        again = backend.prefill(long, GREEDY_ONE)  # the rest, from where it stopped
+        again = backend.prefill(ReplyRequest(long, GREEDY_ONE))  # the rest, from where it stopped
         assert again == len(prefix_tokens(backend, long)) - PREFILL_CHUNK
 
 
@@ -126,7 +129,7 @@ def test_a_prefill_that_waited_for_close_refuses_instead_of_using_freed_memory(
 
         def prefill() -> None:
             try:
-                backend.prefill(chat("hi"), GREEDY_ONE)
+                backend.prefill(ReplyRequest(chat("hi"), GREEDY_ONE))
             except BaseException as exc:
                 errors.append(exc)
 
@@ -141,7 +144,7 @@ def test_a_prefill_that_waited_for_close_refuses_instead_of_using_freed_memory(
         assert "closed" in str(errors[0])
         backend._closed = False  # so that leaving `with` frees it for real
     with pytest.raises(BackendError, match="closed"):
-        backend.prefill(chat("hi"), GREEDY_ONE)
+        backend.prefill(ReplyRequest(chat("hi"), GREEDY_ONE))
 
 
 def test_regenerating_after_a_prefill_gives_what_a_fresh_model_gives(tiny_gguf: Path) -> None:
@@ -154,12 +157,16 @@ def test_regenerating_after_a_prefill_gives_what_a_fresh_model_gives(tiny_gguf: 
         endless = GenerationSettings(max_tokens=300, seed=5)
         forever = LlamaOptions(logit_bias=never_stop(warmed))
         story = "".join(
-            e.text for e in warmed.stream(first, endless, options=forever) if hasattr(e, "text")
+            e.text
+            for e in warmed.stream(ReplyRequest(first, endless), options=forever)
+            if hasattr(e, "text")
         )  # reasoning and answer, as the app would save them
-        warmed.prefill(chat("tell me a long story", reply=("", story[-200:])), GREEDY_ONE)
-        again = finished(ran(warmed.stream(first, GREEDY_ONE))).stats
+        warmed.prefill(
+            ReplyRequest(chat("tell me a long story", reply=("", story[-200:])), GREEDY_ONE)
+        )
+        again = finished(ran(warmed.stream(ReplyRequest(first, GREEDY_ONE)))).stats
         assert again.cached_tokens == again.prompt_tokens - 1
-        finished(ran(fresh.stream(first, GREEDY_ONE)))
+        finished(ran(fresh.stream(ReplyRequest(first, GREEDY_ONE))))
         np.testing.assert_array_equal(last_logits(warmed), last_logits(fresh))
 
 
@@ -170,14 +177,14 @@ def test_a_cancelled_prefill_leaves_what_newer_work_cached(tiny_gguf: Path) -> N
     low = GenerationSettings(effort="low", temperature=0, max_tokens=1)
     with open_tiny(tiny_gguf) as backend:
         conversation = chat(*[f"question {i}, " * 10 for i in range(4)])
-        filled = backend.prefill(conversation, high)
+        filled = backend.prefill(ReplyRequest(conversation, high))
         before = list(backend.cache.tokens)
         superseded = threading.Event()
         superseded.set()
-        assert backend.prefill(conversation, low, superseded) == 0
+        assert backend.prefill(ReplyRequest(conversation, low), superseded) == 0
         assert backend.cache.tokens == before
         nxt = Conversation((*conversation.messages, Message("user", "and?")), current_date=DATE)
-        assert finished(ran(backend.stream(nxt, high))).stats.cached_tokens == filled
+        assert finished(ran(backend.stream(ReplyRequest(nxt, high)))).stats.cached_tokens == filled
 
 
 def test_every_native_tokenize_holds_the_lock_close_frees_under(
@@ -196,8 +203,8 @@ def test_every_native_tokenize_holds_the_lock_close_frees_under(
             return real(vocab, text, special)
 
         monkeypatch.setattr(llama_native, "tokenize", spy)
-        backend.prefill(chat("hi"), GREEDY_ONE)
-        finished(ran(backend.stream(chat("hi"), GREEDY_ONE)))
+        backend.prefill(ReplyRequest(chat("hi"), GREEDY_ONE))
+        finished(ran(backend.stream(ReplyRequest(chat("hi"), GREEDY_ONE))))
         backend.tokenize("hello")
         assert len(held) >= 3 and all(held)
 
@@ -213,7 +220,7 @@ def test_closing_while_a_prefill_tokenizes_a_long_chat_does_not_crash(tiny_gguf:
 import threading
 from engine_helpers import chat, open_tiny
 import gptoss_local.backends.llama_native as native
-from gptoss_local.backends.base import BackendError, GenerationSettings
+from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
 real, inside = native.tokenize, threading.Event()
 def spy(vocab, text, special):
     inside.set()
@@ -225,7 +232,7 @@ for _ in range(4):
     long = chat(*[f"question number {{i}}, " * 400 for i in range(60)])
     def work():
         try:
-            backend.prefill(long, GenerationSettings(), threading.Event())
+            backend.prefill(ReplyRequest(long, GenerationSettings()), threading.Event())
         except BackendError:
             pass
     worker = threading.Thread(target=work)

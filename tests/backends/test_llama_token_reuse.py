@@ -13,7 +13,8 @@ from engine_helpers import open_tiny
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends import token_chunks
 from gptoss_local.backends.token_chunks import Tokenized, tokenize_reusing
-from gptoss_local.harmony import Message, render_prompt
+from gptoss_local.conversation import Message
+from gptoss_local.harmony import render_prompt
 
 DAY = datetime.date(2026, 12, 3)
 

@@ -15,12 +15,12 @@ import pytest
 from engine_helpers import DATE, chat
 from fake_ollama.helpers import gone, install
 
-from gptoss_local.backends.base import BackendError, Conversation, GenerationSettings
+from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
 from gptoss_local.backends.ollama import OllamaBackend, describe_placement
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.backends.ollama_messages import options
+from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall, TurnEnded, merge_events
-from gptoss_local.harmony import Message, Tool, ToolCallRecord
 from gptoss_local.store.progress import Progress
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")
@@ -41,7 +41,9 @@ def _open(notices: list[str] | None = None, model: str = "gpt-oss:20b") -> Ollam
 
 def test_thinking_and_content_stream_as_our_events_with_stats(record: Path) -> None:
     with _open() as backend:
-        items, stats = backend.stream(chat("hi"), GenerationSettings(effort="high", seed=3)).drain()
+        items, stats = backend.stream(
+            ReplyRequest(chat("hi"), GenerationSettings(effort="high", seed=3))
+        ).drain()
         placement = backend.placement()
     events = merge_events(items)
     assert events == [
@@ -61,7 +63,7 @@ def test_placement_comes_from_api_ps(record: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("FAKE_OLLAMA_VRAM", "0.5")
     with _open() as backend:
         assert backend.placement() == "not loaded"
-        list(backend.stream(chat("hi"), GenerationSettings()))
+        list(backend.stream(ReplyRequest(chat("hi"), GenerationSettings())))
         info = backend.info()
     assert info.placement == "50% on the GPU, the rest in system RAM"
     assert info.backend == "ollama" and info.details["ollama"] == "0.12.3"
@@ -78,7 +80,7 @@ def test_a_daemon_dying_mid_stream_marks_the_reply_partial_and_is_restarted(
         first_pid = backend.daemon.process.pid
         got = []
         with pytest.raises(BackendError) as caught:
-            for item in backend.stream(chat("hi"), GenerationSettings()):
+            for item in backend.stream(ReplyRequest(chat("hi"), GenerationSettings())):
                 got.append(item)
         assert caught.value.kind == "stream_broken" and "incomplete" in str(caught.value)
         assert "restarted" in str(caught.value)
@@ -86,7 +88,7 @@ def test_a_daemon_dying_mid_stream_marks_the_reply_partial_and_is_restarted(
         assert any("crashed" in n and "restarting" in n for n in notices)
         assert gone(first_pid) and backend.daemon.process is not None
         assert backend.daemon.process.pid != first_pid
-        again = merge_events(list(backend.stream(chat("hi"), GenerationSettings())))
+        again = merge_events(list(backend.stream(ReplyRequest(chat("hi"), GenerationSettings()))))
         assert again[-1] == TurnEnded("return")
 
 
@@ -94,7 +96,7 @@ def test_cancel_between_chunks_ends_the_turn(record: Path) -> None:
     cancel = threading.Event()
     with _open() as backend:
         items = []
-        reply = backend.stream(chat("hi"), GenerationSettings(), cancel)
+        reply = backend.stream(ReplyRequest(chat("hi"), GenerationSettings()), cancel)
         for item in reply:
             items.append(item)
             cancel.set()
@@ -105,7 +107,7 @@ def test_cancel_between_chunks_ends_the_turn(record: Path) -> None:
 
 def test_an_unknown_tag_is_a_clear_error(record: Path) -> None:
     with _open(model="gpt-oss:120b") as backend, pytest.raises(BackendError) as caught:
-        list(backend.stream(chat("hi"), GenerationSettings()))
+        list(backend.stream(ReplyRequest(chat("hi"), GenerationSettings())))
     assert "not found" in str(caught.value) and "pull --backend ollama" in str(caught.value)
 
 
@@ -139,7 +141,7 @@ WEATHER = Tool("get_weather", "Weather in a city", {
 def test_a_tool_call_and_its_result_round_trip(record: Path) -> None:
     asked = Conversation(chat("weather in Tokyo?").messages, tools=(WEATHER,), current_date=DATE)
     with _open() as backend:
-        first = merge_events(list(backend.stream(asked, GenerationSettings())))
+        first = merge_events(list(backend.stream(ReplyRequest(asked, GenerationSettings()))))
         assert first[0] == ReasoningDelta("Need the weather")
         assert first[1:] == [
             ToolCall("get_weather", {"city": "Tokyo"}, '{"city": "Tokyo"}'), TurnEnded("call"),
@@ -154,7 +156,7 @@ def test_a_tool_call_and_its_result_round_trip(record: Path) -> None:
             tools=(WEATHER,),
             instructions="Be brief.",
         )
-        second = merge_events(list(backend.stream(answered, GenerationSettings())))
+        second = merge_events(list(backend.stream(ReplyRequest(answered, GenerationSettings()))))
     assert second[-2:] == [AnswerDelta("Hello there"), TurnEnded("return")]
     sent = json.loads(record.read_text())
     assert sent["messages"] == [

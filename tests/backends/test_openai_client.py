@@ -13,11 +13,11 @@ from engine_helpers import DATE, chat
 from serve_helpers import Running, running_server
 
 from gptoss_local import cli
-from gptoss_local.backends.base import BackendError, Conversation, GenerationSettings
+from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
 from gptoss_local.backends.openai_client import OpenAIClientBackend, choose_model
 from gptoss_local.backends.openai_messages import chat_body
+from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.events import ReasoningDelta, ToolCall, TurnEnded, merge_events
-from gptoss_local.harmony import Message, Tool, ToolCallRecord
 from gptoss_local.urls import is_lan_host, server_url_problem
 
 WEATHER = Tool("get_weather", "The weather in a city.", {"type": "object", "properties": {}})
@@ -78,7 +78,7 @@ def test_the_url_rule_is_checked_before_connecting(capsys: pytest.CaptureFixture
 def test_a_tool_call_and_its_result(served: Running) -> None:
     backend = OpenAIClientBackend(served.url, api_key="k")
     asked = Conversation((Message("user", "weather?"),), tools=(WEATHER,), current_date=DATE)
-    reply = backend.stream(asked, GenerationSettings())
+    reply = backend.stream(ReplyRequest(asked, GenerationSettings()))
     events = merge_events(list(reply))
     assert events == [
         ReasoningDelta("Need the weather"),
@@ -94,7 +94,7 @@ def test_a_tool_call_and_its_result(served: Running) -> None:
     )  # fmt: skip
     text = [
         e
-        for e in backend.stream(answered, GenerationSettings())
+        for e in backend.stream(ReplyRequest(answered, GenerationSettings()))
         if not isinstance(e, ReasoningDelta)
     ]
     assert merge_events(text)[0].text == "Hello there"  # type: ignore[union-attr]
@@ -107,7 +107,9 @@ def test_a_cancel_mid_reply_stops_the_servers_generation(served: Running) -> Non
     cancel = threading.Event()
     served.seen.ended.clear()
     count = len(served.seen.stats)
-    reply = backend.stream(chat("slow, please"), GenerationSettings(max_tokens=1500), cancel)
+    reply = backend.stream(
+        ReplyRequest(chat("slow, please"), GenerationSettings(max_tokens=1500)), cancel
+    )
     for number, _event in enumerate(reply):
         if number == 5:
             cancel.set()

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from cards import card
 from fake_nvml import GPU_IS_LOST, FakeNvml
 
-from gptoss_local.backends.base import BackendError, Capabilities, Conversation, GenerationSettings
+from gptoss_local.backends.base import BackendError, Capabilities, GenerationSettings, ReplyRequest
 from gptoss_local.chat.vram_poller import VramPoller
 from gptoss_local.chat.warmer import PrefillWarmer
+from gptoss_local.conversation import Conversation
 from gptoss_local.hardware.vram import VramMonitor, VramUse
 
 WAIT = 5.0  # seconds: only reached when a test is broken
@@ -45,10 +46,8 @@ class PrefillBackend:
         self.started = threading.Event()
         self.stopped = threading.Event()
 
-    def prefill(
-        self, conversation: Conversation, settings: GenerationSettings, cancel: threading.Event
-    ) -> int:
-        self.prefills.append((conversation, settings))
+    def prefill(self, request: ReplyRequest, cancel: threading.Event) -> int:
+        self.prefills.append((request.conversation, request.settings))
         self.started.set()
         if self.error is not None:
             raise self.error

@@ -43,8 +43,14 @@ def _backend() -> Any:
 
 
 def _conversation(request: dict[str, Any]) -> Any:
-    from gptoss_local.backends.base import Conversation
-    from gptoss_local.harmony import BUILTIN_TOOL_NAMES, BuiltinTool, Message, Tool, ToolCallRecord
+    from gptoss_local.conversation import (
+        BUILTIN_TOOL_NAMES,
+        BuiltinTool,
+        Conversation,
+        Message,
+        Tool,
+        ToolCallRecord,
+    )
 
     messages, instructions = [], None
     for m in request.get("messages", []):
@@ -198,6 +204,7 @@ class Handler(BaseHTTPRequestHandler):
         self._end_stream()
 
     def _chat(self, request: dict[str, Any]) -> None:
+        from gptoss_local.backends.base import ReplyRequest
         from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall
 
         if record := ENV.get("FAKE_OLLAMA_RECORD"):
@@ -219,7 +226,7 @@ class Handler(BaseHTTPRequestHandler):
         base = {"model": model, "created_at": "2026-12-02T12:00:00Z"}
         with _engine_lock:  # one reply at a time, as one Ollama runner
             settings, options = _settings(backend, request, effort)
-            reply = backend.stream(_conversation(request), settings, options=options)
+            reply = backend.stream(ReplyRequest(_conversation(request), settings), options=options)
             for item in reply:
                 message: dict[str, Any] = {"role": "assistant", "content": ""}
                 if isinstance(item, ToolCall):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from gptoss_local.harmony import Message, Tool, ToolCallRecord
+from gptoss_local.conversation import Message, Tool, ToolCallRecord
 
 DATE = dt.date(2025, 6, 28)
 

@@ -7,7 +7,7 @@ import json
 import random
 from typing import Any
 
-from gptoss_local.harmony import Message, Tool, ToolCallRecord
+from gptoss_local.conversation import Message, Tool, ToolCallRecord
 
 TEXT_PIECES = [
     "Hello", "word", " ", "  ", "\n", "\n\n", "\t", "é", "🙂", "日本語", "Ünïcode", '"q"', "'",

@@ -17,8 +17,8 @@ from typing import Any
 
 import openai_harmony as oh
 
+from gptoss_local.conversation import BUILTIN_TOOL_NAMES, BuiltinTool, Message, Tool, ToolCallRecord
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
-from gptoss_local.harmony import BUILTIN_TOOL_NAMES, BuiltinTool, Message, Tool, ToolCallRecord
 
 EFFORTS = {"low": oh.ReasoningEffort.LOW, "medium": oh.ReasoningEffort.MEDIUM}
 EFFORTS["high"] = oh.ReasoningEffort.HIGH

@@ -11,16 +11,9 @@ import pytest
 from test_harmony_oracle_render import HELLO, check
 from test_harmony_render import DATE
 
+from gptoss_local.conversation import BuiltinTool, Message, Tool, ToolCallRecord
 from gptoss_local.events import ToolCall
-from gptoss_local.harmony import (
-    BuiltinTool,
-    HarmonyStreamParser,
-    Message,
-    Tool,
-    ToolCallRecord,
-    merge_events,
-    render_prompt,
-)
+from gptoss_local.harmony import HarmonyStreamParser, merge_events, render_prompt
 from gptoss_local.tools.python_tool import describe
 
 PYTHON = BuiltinTool("python", describe(timeout=30, folder="/mnt/data", network_blocked=True))

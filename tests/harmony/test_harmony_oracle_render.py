@@ -19,14 +19,8 @@ import pytest
 from harmony_cases import CASES, DATE, HELLO
 from harmony_schemas import DESCRIPTIONS, SCHEMAS
 
-from gptoss_local.harmony import (
-    WORD_JOINER,
-    Message,
-    Tool,
-    ToolCallRecord,
-    render_next_turn_prefix,
-    render_prompt,
-)
+from gptoss_local.conversation import Message, Tool, ToolCallRecord
+from gptoss_local.harmony import WORD_JOINER, render_next_turn_prefix, render_prompt
 
 KEEP_ALL = oh.RenderConversationConfig(auto_drop_analysis=False)
 

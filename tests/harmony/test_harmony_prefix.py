@@ -6,7 +6,8 @@ import datetime as dt
 
 import pytest
 
-from gptoss_local.harmony import Message, Tool, ToolCallRecord, render_next_turn_prefix
+from gptoss_local.conversation import Message, Tool, ToolCallRecord
+from gptoss_local.harmony import render_next_turn_prefix
 from gptoss_local.harmony import render_prompt as render
 
 DATE = dt.date(2026, 12, 2)

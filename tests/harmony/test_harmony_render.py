@@ -16,15 +16,8 @@ from typing import Any
 import pytest
 from harmony_cases import CASES, DATE, HELLO, LOCATION
 
-from gptoss_local.harmony import (
-    CONTROL_TOKENS,
-    WORD_JOINER,
-    Message,
-    Tool,
-    ToolCallRecord,
-    neutralise,
-    render_prompt,
-)
+from gptoss_local.conversation import Attachment, Message, Tool, ToolCallRecord
+from gptoss_local.harmony import CONTROL_TOKENS, WORD_JOINER, neutralise, render_prompt
 from gptoss_local.harmony.schema import check
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -152,6 +145,12 @@ def test_duplicate_tool_names_rejected() -> None:
 def test_tool_message_needs_a_call() -> None:
     with pytest.raises(ValueError, match="tool_name"):
         render_prompt([Message("user", "hi"), Message("tool", "{}")])
+
+
+def test_attachments_are_refused_not_dropped() -> None:
+    notes = Attachment("notes.md", "text/markdown", text="# Notes")
+    with pytest.raises(ValueError, match=r"attachments \(notes.md\)"):
+        render_prompt([Message("user", "Summarise this.", attachments=(notes,))])
 
 
 def test_message_role_validated() -> None:

@@ -7,12 +7,19 @@ import time
 
 import pytest
 
-from gptoss_local.backends.base import GenerationSettings
+from gptoss_local.backends.base import (
+    BackendInfo,
+    Capabilities,
+    GenerationSettings,
+    Reply,
+    ReplyRequest,
+)
 from gptoss_local.serve.chat_request import chat_job
 from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.guard import Guard, bind_problem
 from gptoss_local.serve.responses_request import responses_job
 from gptoss_local.serve.scheduler import Busy, Gone, Scheduler
+from gptoss_local.serve.service import Service
 from gptoss_local.serve.stops import StopFilter
 
 NAMES = ("gpt-oss-20b", "20b")
@@ -164,14 +171,14 @@ def test_chat_messages_become_a_harmony_conversation() -> None:
         },
         NAMES, DEFAULTS,
     )  # fmt: skip
-    c = job.conversation
+    c = job.request.conversation
     assert job.model == "gpt-oss-20b" and c.instructions == "Be brief."
     assert [m.role for m in c.messages] == ["user", "assistant", "tool"]
     assert (
         c.messages[1].reasoning == "Need it" and c.messages[1].tool_calls[0].name == "get_weather"
     )
     assert c.messages[2].tool_name == "get_weather"
-    s = job.settings
+    s = job.request.settings
     assert (s.max_tokens, s.temperature, s.seed, s.effort) == (40, 0.5, 4, "medium")
     assert job.stops == ("\n",) and job.stream and job.include_usage
 
@@ -199,15 +206,17 @@ def test_response_items_group_into_assistant_messages() -> None:
         },
         NAMES, DEFAULTS,
     )  # fmt: skip
-    c = job.conversation
+    c = job.request.conversation
     assert c.instructions == "Be brief.\n\nIn French."
     assert [m.role for m in c.messages] == ["user", "assistant", "tool", "assistant", "user"]
     first, result, second = c.messages[1:4]
     assert first.reasoning == "Need it" and first.tool_calls[0].name == "get_weather"
     assert result.tool_name == "get_weather"
     assert (second.reasoning, second.content) == ("Done", "Sunny.")
-    assert job.settings.effort == "high" and job.settings.max_tokens == 99
-    assert responses_job({"model": "20b", "input": "hi"}, NAMES, DEFAULTS).conversation.messages
+    assert job.request.settings.effort == "high" and job.request.settings.max_tokens == 99
+    assert responses_job(
+        {"model": "20b", "input": "hi"}, NAMES, DEFAULTS
+    ).request.conversation.messages
 
 
 @pytest.mark.parametrize(
@@ -249,3 +258,35 @@ def test_responses_requests_the_server_cannot_honour() -> None:
     with pytest.raises(ApiError) as missing:
         responses_job({"model": "gpt-5", "input": "hi"}, NAMES, DEFAULTS)
     assert missing.value.status == 404 and missing.value.code == "model_not_found"
+
+
+class _NoTools:
+    """An engine that declares nothing beyond plain replies (and is never asked for one)."""
+
+    capabilities = Capabilities()
+
+    def info(self) -> BackendInfo:
+        return BackendInfo("plain", "gpt-oss-20b", "CPU", 4096)
+
+    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
+        raise AssertionError("a refused request never reaches the engine")
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "param"),
+    [
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}],
+                                  "tools": [{"type": "function", "function": {"name": "add"}}]},
+         "tools"),
+        ("/v1/responses", {"input": "x", "tools": [{"type": "function", "name": "add"}]}, "tools"),
+    ],
+)  # fmt: skip
+def test_what_the_engine_cannot_do_is_a_400_before_the_queue(
+    path: str, body: dict, param: str
+) -> None:
+    service = Service(_NoTools(), NAMES, DEFAULTS)  # type: ignore[arg-type]
+    with pytest.raises(ApiError) as refused:
+        service.post(path, {"model": "20b", **body}, threading.Event())
+    assert refused.value.status == 400 and refused.value.param == param
+    assert "the plain engine cannot offer function tools" in refused.value.message
+    assert service.scheduler.waiting == 0

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+from gptoss_local.conversation import Message, Tool, ToolCallRecord
 from gptoss_local.events import ToolCall
-from gptoss_local.harmony import Message, Tool, ToolCallRecord, render_prompt
+from gptoss_local.harmony import render_prompt
 from gptoss_local.session.history import History
 
 

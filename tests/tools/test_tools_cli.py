@@ -13,10 +13,9 @@ from engine_helpers import DATE, SEEDED, open_tiny
 from installed_cli import assert_refused, gptoss
 from tool_helpers import GIT_SERVER, git_server, make_repo, steered_turns, write_config
 
-from gptoss_local.backends.base import Conversation
 from gptoss_local.commands import run as run_command
 from gptoss_local.config import Settings
-from gptoss_local.harmony import Message
+from gptoss_local.conversation import Conversation, Message
 from gptoss_local.tools import Approvals, ToolLoop, open_tools
 
 needs_git_server = pytest.mark.skipif(not GIT_SERVER.exists(), reason="mcp-server-git missing")

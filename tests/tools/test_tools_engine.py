@@ -11,12 +11,12 @@ import pytest
 from engine_helpers import DATE, SEEDED, open_tiny
 from tool_helpers import CALLS_PYTHON, Steered, ban, steered_turns
 
-from gptoss_local.backends.base import Conversation
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.config import Settings
+from gptoss_local.conversation import Conversation, Message, Tool
 from gptoss_local.events import AnswerDelta, ToolCall
-from gptoss_local.harmony import Message, Tool, render_prompt
+from gptoss_local.harmony import render_prompt
 from gptoss_local.session.export import to_markdown
 from gptoss_local.session.history import History
 from gptoss_local.tools import (

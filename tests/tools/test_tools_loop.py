@@ -13,13 +13,22 @@ import pytest
 
 from gptoss_local.backends.base import (
     Capabilities,
-    Conversation,
     GenerationSettings,
     Reply,
+    ReplyRequest,
     Stats,
+    UnsupportedRequest,
+)
+from gptoss_local.conversation import (
+    Attachment,
+    BuiltinTool,
+    Conversation,
+    Message,
+    Tool,
+    ToolCallRecord,
 )
 from gptoss_local.events import Event, ReasoningDelta, ToolCall, TurnEnded
-from gptoss_local.harmony import Message, Tool, ToolCallRecord, render_prompt
+from gptoss_local.harmony import render_prompt
 from gptoss_local.session.export import to_json, to_markdown
 from gptoss_local.session.history import History
 from gptoss_local.tools import (
@@ -64,17 +73,14 @@ def _final(text: str) -> list[Event]:
 class Scripted:
     """A backend that plays back turns and keeps every conversation it was given."""
 
-    capabilities = Capabilities()
+    capabilities = Capabilities(tools=True, builtin_tools=True)
 
     def __init__(self, *turns: list[Event]) -> None:
         self.turns = list(turns)
         self.seen: list[Conversation] = []
 
-    def stream(
-        self, conversation: Conversation, settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> Reply:  # fmt: skip
-        self.seen.append(conversation)
+    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
+        self.seen.append(request.conversation)
         events = self.turns.pop(0)
 
         def play() -> Generator[Event, None, Stats]:
@@ -289,3 +295,38 @@ def test_a_tool_that_raises_is_an_error_result() -> None:
     registry.add_function(ADD, broken, source="test")
     out = registry.call("add", {})
     assert out.error and "disk on fire" in out.content
+
+
+class _Python:
+    """Stands in for the python tool: offered, never run here."""
+
+    builtin = BuiltinTool("python", "Runs code.")
+    note = ""
+
+    def call(self, arguments: dict[str, Any], cancel: threading.Event | None = None) -> ToolOutput:
+        raise AssertionError("not run in these tests")
+
+
+def test_only_the_kinds_of_tools_the_engine_offers_are_offered() -> None:
+    registry = adder()
+    registry.set_python(_Python())  # type: ignore[arg-type]
+    for declared, functions, builtins in [
+        (Capabilities(tools=True, builtin_tools=True), ["add"], ["python"]),
+        (Capabilities(tools=True), ["add"], []),  # a Chat Completions server: functions only
+        (Capabilities(), [], []),
+    ]:
+        backend = Scripted(answer())
+        backend.capabilities = declared
+        assert run_loop(backend, registry, Approvals())[-1] == ChainEnded("answered")
+        seen = backend.seen[0]
+        assert [t.name for t in seen.tools] == functions
+        assert [b.name for b in seen.builtin_tools] == builtins
+
+
+def test_a_request_the_engine_cannot_take_is_refused_before_it_streams() -> None:
+    backend = Scripted(answer())
+    notes = Attachment("notes.md", "text/markdown", text="# Notes")
+    asked = Conversation((Message("user", "Summarise this.", attachments=(notes,)),))
+    with pytest.raises(UnsupportedRequest, match="attached files"):
+        list(ToolLoop(backend, adder(), Approvals()).run(asked, GenerationSettings()))
+    assert backend.seen == []

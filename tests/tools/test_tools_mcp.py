@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from tool_helpers import GIT_SERVER, git_server, make_repo, write_config
 
-from gptoss_local.backends.base import Conversation
 from gptoss_local.config import Settings
+from gptoss_local.conversation import Conversation
 from gptoss_local.tools import McpConfigError, ToolRegistry, open_tools
 from gptoss_local.tools.mcp_client import McpHub
 from gptoss_local.tools.mcp_config import ServerSpec, config_path, load_servers

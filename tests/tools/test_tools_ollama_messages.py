@@ -4,9 +4,9 @@ calls sent back with their code."""
 
 from __future__ import annotations
 
-from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.backends.ollama_messages import chat_request
-from gptoss_local.harmony import BuiltinTool, Message, ToolCallRecord
+from gptoss_local.conversation import BuiltinTool, Conversation, Message, ToolCallRecord
 
 
 def test_python_is_offered_as_a_function_with_code() -> None:

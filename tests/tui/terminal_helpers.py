@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from gptoss_local.tui.widgets import NO_ANSWER
+from gptoss_local.tui.reply_view import NO_ANSWER
 
 REPO = Path(__file__).parents[2]
 

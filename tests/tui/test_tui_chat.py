@@ -7,8 +7,9 @@ from tui_helpers import INFO, WAIT, AppOn, ScriptedBackend, reply, send_and_wait
 
 from gptoss_local.events import AnswerDelta, ReasoningDelta
 from gptoss_local.session.history import History
+from gptoss_local.tui.reply_view import ReplyView
 from gptoss_local.tui.status import StatusBar
-from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
+from gptoss_local.tui.widgets import ChatInput, UserMessage
 
 
 async def test_send_streams_the_reply_and_saves_it(history: History, app_on: AppOn) -> None:
@@ -138,14 +139,16 @@ async def test_a_fast_model_does_not_leave_the_ui_behind(app_on: AppOn) -> None:
 
 
 async def test_every_action_is_in_the_command_palette(app_on: AppOn) -> None:
-    from gptoss_local.tui.app import ACTIONS
+    from gptoss_local.tui.actions import ACTIONS
+    from gptoss_local.tui.palette import ActionCommands
 
     app = app_on([])
     async with app.run_test():
-        titles = {command.title for command in app.get_system_commands(app.screen)}
+        titles = {command.title for command in app.get_system_commands(app.screen)}  # Quit
+        titles |= {hit.text async for hit in ActionCommands(app.screen).discover()}
         bindings = {b.id for b in app.chat_screen.BINDINGS if hasattr(b, "id")}
-    assert {label for _i, _k, _a, label, _h in ACTIONS} <= titles
-    assert {ident for ident, *_ in ACTIONS} <= bindings
+    assert {action.label for action in ACTIONS} <= titles
+    assert {action.id for action in ACTIONS} <= bindings
 
 
 async def test_ctrl_q_quits(app_on: AppOn) -> None:

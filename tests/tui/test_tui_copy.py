@@ -15,7 +15,8 @@ from tui_helpers import (
 )
 
 from gptoss_local.tui.copying import CodeBlock, CodePickerScreen, code_blocks, count_lines
-from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
+from gptoss_local.tui.reply_view import ReplyView
+from gptoss_local.tui.widgets import ChatInput, UserMessage
 
 ONE_BLOCK = "Use a comprehension:\n\n```python\nsquares = [n * n for n in range(10)]\n```\n"
 TWO_BLOCKS = (

@@ -20,9 +20,9 @@ from gptoss_local.session.history import History
 from gptoss_local.tools import python_tool
 from gptoss_local.tui.app import ChatApp, make_app
 from gptoss_local.tui.approval import ApprovalScreen
+from gptoss_local.tui.reply_view import ReplyView
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.tool_views import ToolCallView
-from gptoss_local.tui.widgets import ReplyView
 
 
 @pytest.fixture

@@ -8,8 +8,9 @@ from tui_helpers import AppOn, ScriptedBackend, notifications, reply, send, wait
 from gptoss_local.backends.base import BackendError
 from gptoss_local.session.history import History
 from gptoss_local.tui.loading import LoadingBanner
+from gptoss_local.tui.reply_view import ReplyView
 from gptoss_local.tui.status import StatusBar
-from gptoss_local.tui.widgets import ChatInput, ReplyView, UserMessage
+from gptoss_local.tui.widgets import ChatInput, UserMessage
 
 
 def failing_then(works_on_attempt: int, attempts: list[int]):  # type: ignore[no-untyped-def]

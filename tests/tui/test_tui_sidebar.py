@@ -18,8 +18,9 @@ from tui_helpers import (
 
 from gptoss_local.session.history import History
 from gptoss_local.tui.modals import ConfirmScreen, RenameScreen
+from gptoss_local.tui.reply_view import ReplyView
 from gptoss_local.tui.sidebar import ChatList, Sidebar
-from gptoss_local.tui.widgets import ReplyView, UserMessage
+from gptoss_local.tui.widgets import UserMessage
 
 
 def two_chats(history: History) -> tuple[int, int]:

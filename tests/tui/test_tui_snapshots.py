@@ -18,7 +18,7 @@ from tui_helpers import (
 
 from gptoss_local.events import AnswerDelta, ReasoningDelta
 from gptoss_local.session.history import History
-from gptoss_local.tui.widgets import ReplyView
+from gptoss_local.tui.reply_view import ReplyView
 
 ANSWER = "Use a **list comprehension**:\n\n```python\nsquares = [n * n for n in range(10)]\n```\n"
 SCRIPT = [

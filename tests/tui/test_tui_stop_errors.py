@@ -20,7 +20,8 @@ from tui_helpers import (
 from gptoss_local.backends.base import BackendError
 from gptoss_local.events import AnswerDelta, ReasoningDelta
 from gptoss_local.session.history import History
-from gptoss_local.tui.widgets import ReplyView, UserMessage
+from gptoss_local.tui.reply_view import ReplyView
+from gptoss_local.tui.widgets import UserMessage
 
 
 async def test_escape_stops_the_reply_and_keeps_it_marked_stopped(

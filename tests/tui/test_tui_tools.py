@@ -23,10 +23,11 @@ from tui_helpers import (
     wait_for_model,
 )
 
-from gptoss_local.backends.base import Conversation, GenerationSettings, Reply, Stats
+from gptoss_local.backends.base import Reply, ReplyRequest, Stats
 from gptoss_local.chat.tool_host import ChatTools
+from gptoss_local.conversation import Tool
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta, TurnEnded
-from gptoss_local.harmony import Tool, parse_completion
+from gptoss_local.harmony import parse_completion
 from gptoss_local.session.history import History
 from gptoss_local.tools import ToolOutput, ToolRegistry
 from gptoss_local.tui.app import ChatApp
@@ -58,14 +59,9 @@ class TurnsBackend(ScriptedBackend):
         super().__init__([])
         self.turns = list(turns)
 
-    def stream(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> Reply:
+    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
         turn = self.turns[len(self.calls) % len(self.turns)]
-        self.calls.append((conversation, settings))
+        self.calls.append((request.conversation, request.settings))
 
         def play() -> Generator[Event, None, Stats]:
             yield from turn

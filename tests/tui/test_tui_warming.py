@@ -6,7 +6,7 @@ import threading
 
 from tui_helpers import AppOn, ScriptedBackend, reply, send_and_wait, wait_for, wait_for_model
 
-from gptoss_local.backends.base import Conversation, GenerationSettings
+from gptoss_local.backends.base import ReplyRequest
 
 
 class SlowPrefill(ScriptedBackend):
@@ -16,8 +16,8 @@ class SlowPrefill(ScriptedBackend):
         super().__init__(*args, **kwargs)
         self.cancelled = threading.Event()
 
-    def prefill(self, conversation: Conversation, settings: GenerationSettings, cancel=None) -> int:  # type: ignore[no-untyped-def]
-        self.prefills.append((conversation, settings))
+    def prefill(self, request: ReplyRequest, cancel=None) -> int:  # type: ignore[no-untyped-def]
+        self.prefills.append((request.conversation, request.settings))
         assert cancel is not None
         while not cancel.wait(0.005):
             pass

@@ -1,0 +1,177 @@
+"""The conversation: its messages, the tools offered in it, and what a message may carry.
+
+Every layer speaks these types: the history stores them, backends send or render them, the
+server reads them from requests, the tool loop appends to them. How a conversation becomes
+gpt-oss's prompt text is `harmony`'s business, not theirs: something new on a message (an
+attachment, a summary, a citation) is added here, and each renderer decides what it makes of
+it. This module imports nothing of the package but `events` (the parsed call a record is made
+from).
+
+Names of tools and calls must be plain identifiers, and a function may not take the name of
+one of gpt-oss's built-in tools: the model addresses tools by these names (``to=functions.NAME``),
+whichever engine renders the prompt.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from gptoss_local.events import ToolCall
+
+# gpt-oss was trained with built-in tools of these names; a function of the same name makes
+# the model address the built-in (to=python) instead of ours.
+RESERVED_TOOL_NAMES: frozenset[str] = frozenset({"python", "browser"})
+# The built-ins gptoss-local can offer. The browser needs the internet: never offered.
+BUILTIN_TOOL_NAMES: frozenset[str] = frozenset({"python"})
+# Where a call is written, and so where its answer goes back.
+CALL_CHANNELS = ("analysis", "commentary")
+Role = Literal["user", "assistant", "tool"]
+_ROLES = ("user", "assistant", "tool")
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _check_name(name: str, what: str) -> None:
+    """Refuse a tool or call name that is not a plain identifier (`what`: for the message).
+
+    Raises:
+        ValueError: `name` is not ``[A-Za-z_][A-Za-z0-9_]*``.
+    """
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+        raise ValueError(f"{what} name {name!r} must be an identifier ([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A function the model may call; `parameters` is a JSON schema of its argument object."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "tool")
+        if self.name.lower() in RESERVED_TOOL_NAMES:
+            raise ValueError(
+                f"tool name {self.name!r} collides with gpt-oss's built-in "
+                f"{self.name.lower()!r} tool; choose another name, e.g. 'run_{self.name.lower()}'"
+            )
+
+
+@dataclass(frozen=True)
+class BuiltinTool:
+    """A tool gpt-oss was trained with, described in the system message (the model calls it
+    by its bare name, ``to=python``, not as a function)."""
+
+    name: str
+    description: str
+
+    def __post_init__(self) -> None:
+        if self.name not in BUILTIN_TOOL_NAMES:
+            known = ", ".join(sorted(BUILTIN_TOOL_NAMES))
+            raise ValueError(f"no built-in tool {self.name!r}; gptoss-local offers: {known}")
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """A tool call the assistant made earlier; `arguments` as a dict or the raw JSON text
+    (for ``python``, the code as text or ``{"code": ...}``). `channel`: where it was written,
+    which is also where its answer goes."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    channel: str = "commentary"
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "tool call")
+        if self.channel not in CALL_CHANNELS:
+            raise ValueError(
+                f"a tool call's channel must be analysis or commentary, not {self.channel!r}"
+            )
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file that goes with a message (as simonw/llm's `Attachment`): its bytes, or the path
+    where they are, and for a text file its text.
+
+    Nothing renders attachments yet: an engine says whether it takes them in
+    `Capabilities.attachments`, and the Harmony renderer refuses a message that has any.
+
+    Attributes:
+        name: The file's name as the user knows it ("notes.md").
+        media_type: Its MIME type ("text/markdown", "image/png").
+        data: Its bytes, when they are held here.
+        path: Where its bytes are, when they are not.
+        text: The text of a text file, decoded.
+    """
+
+    name: str
+    media_type: str
+    data: bytes | None = None
+    path: Path | None = None
+    text: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.data is not None and self.path is not None:
+            raise ValueError(f"attachment {self.name!r}: give its bytes or its path, not both")
+        if self.data is None and self.path is None and self.text is None:
+            raise ValueError(f"attachment {self.name!r} has no bytes, path or text")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of the history.
+
+    Assistant messages carry the answer in `content`, chain of thought in `reasoning` and
+    calls in `tool_calls` (then `content` is a preamble). Tool messages carry a tool's output;
+    `tool_name` defaults to the oldest unanswered call. `attachments`: files that go with it.
+    """
+
+    role: Role
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    tool_name: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.role not in _ROLES:
+            raise ValueError(f"message role {self.role!r} must be one of {', '.join(_ROLES)}")
+        object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
+        object.__setattr__(self, "attachments", tuple(self.attachments))
+        if self.tool_name is not None:
+            _check_name(self.tool_name, "tool")
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """Everything the model sees: history, the user's instructions, tools, and the date.
+
+    The tools and their kinds: `tools` are functions (``functions.NAME``); `builtin_tools`
+    the built-ins gpt-oss was trained with (the python tool), described in the system message.
+    """
+
+    messages: tuple[Message, ...]
+    instructions: str | None = None
+    tools: tuple[Tool, ...] = ()
+    current_date: dt.date | None = None
+    builtin_tools: tuple[BuiltinTool, ...] = ()
+
+
+def call_record(call: ToolCall) -> ToolCallRecord | None:
+    """The call as it goes back into the conversation, or None when its name cannot be a
+    tool's (the model addressed something that is none, e.g. ``browser.search``): no tool
+    could have answered it, so the model loses nothing when it is left out.
+
+    Arguments that did not parse go back as the model wrote them; a call on an odd channel
+    goes back where function calls belong.
+    """
+    channel = call.channel if call.channel in CALL_CHANNELS else "commentary"
+    try:
+        return ToolCallRecord(call.name, call.raw if call.error else call.arguments, channel)
+    except ValueError:
+        return None
