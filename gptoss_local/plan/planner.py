@@ -15,7 +15,7 @@ from typing import Any
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.hardware.machine import Gpu, Hardware
 from gptoss_local.kinds import TRAITS, BackendName
-from gptoss_local.plan import memory
+from gptoss_local.plan import batching, memory
 from gptoss_local.plan.memory import Estimate, Placement
 from gptoss_local.plan.speed import SpeedRange, decode_speed
 from gptoss_local.plan.text import describe_choice, effort_warnings
@@ -86,7 +86,8 @@ def plan(
     if spec is None:
         named = wishes.model if explicit else None
         spec = catalog.model(named) if named else _default_model(catalog, gpus, vram_budget, wishes)
-    chosen = _place(spec, len(gpus), vram_budget, ram_budget, wishes)
+    bandwidth = _slowest_bandwidth(gpus, catalog)
+    chosen = _place(spec, len(gpus), vram_budget, ram_budget, wishes, gpu_bandwidth_gbs=bandwidth)
     fits = chosen is not None
     if chosen is None:
         chosen = _closest(spec, len(gpus), wishes)
@@ -102,7 +103,7 @@ def plan(
         context=placement.context,
         kv_type=placement.kv_type,
         flash_attn=bool(used),
-        n_batch=2048,
+        n_batch=max(2048, placement.n_ubatch),  # llama.cpp caps the micro-batch at the batch
         n_ubatch=placement.n_ubatch,
         est_vram=est.vram,
         est_ram=est.ram,
@@ -120,6 +121,15 @@ def plan(
     warnings += _backend_warnings(base)
     warnings += _disk_warnings(spec, hardware)
     return replace(base, reasons=tuple(reasons), warnings=tuple(warnings))
+
+
+def _slowest_bandwidth(gpus: tuple[Gpu, ...], catalog: Catalog) -> float | None:
+    """The slowest card's memory bandwidth in GB/s, from NVML or the catalog; None if unknown."""
+    found = []
+    for gpu in gpus:
+        known = catalog.known_gpu(gpu.name)
+        found.append(gpu.memory_bandwidth_gbs or (known.bandwidth_gbs if known else None))
+    return None if not found or None in found else min(b for b in found if b is not None)
 
 
 def _why_model(spec: ModelSpec, catalog: Catalog, explicit: bool) -> str:
@@ -178,32 +188,44 @@ def _place(
     ram_budget: int | None,
     wishes: Wishes,
     floor_only: bool = False,
+    gpu_bandwidth_gbs: float | None = None,
 ) -> tuple[Placement, Estimate] | None:
     """The best placement that fits both budgets (RAM unchecked when `ram_budget` is None).
 
     Preference: everything on the GPU at the largest context; then the fewest layers' experts in
-    RAM at the wished or floor context; then the CPU alone.
+    RAM at the wished or floor context; then the CPU alone. The micro-batch is widened after
+    (`batching.widest`).
     """
     contexts = _contexts(spec, wishes)[-1:] if floor_only else _contexts(spec, wishes)
     small_context = contexts[0] if wishes.context else min(DEFAULT_CONTEXT_FLOOR, contexts[-1])
 
-    def fits(gpus: int, layers: int, context: int) -> tuple[Placement, Estimate] | None:
-        placement = Placement(gpus, layers, context, wishes.kv_type)
+    def fits(placement: Placement) -> Estimate | None:
         est = memory.estimate(spec, placement)
         ok = est.vram <= vram_budget and (ram_budget is None or est.ram <= ram_budget)
-        return (placement, est) if ok else None
+        return est if ok else None
+
+    def first(candidates: list[tuple[int, int, int]]) -> tuple[Placement, Estimate] | None:
+        for gpus, layers, context in candidates:
+            placement = Placement(gpus, layers, context, wishes.kv_type, batching.SMALLEST)
+            est = fits(placement)
+            if est is not None:
+                return placement, est
+        return None
 
     if gpu_count and wishes.cpu_moe_layers is not None:
-        return next(
-            filter(None, (fits(gpu_count, wishes.cpu_moe_layers, c) for c in contexts)), None
-        )
-    if gpu_count:
-        candidates = [(0, c) for c in contexts]
-        candidates += [(n, small_context) for n in range(1, spec.shape.layers + 1)]
-        hit = next(filter(None, (fits(gpu_count, n, c) for n, c in candidates)), None)
-        if hit:
-            return hit
-    return fits(0, 0, small_context)
+        hit = first([(gpu_count, wishes.cpu_moe_layers, c) for c in contexts])
+    elif gpu_count:
+        candidates = [(gpu_count, 0, c) for c in contexts]
+        candidates += [(gpu_count, n, small_context) for n in range(1, spec.shape.layers + 1)]
+        hit = first(candidates)
+    else:
+        hit = None
+    if hit:
+        fixed = wishes.cpu_moe_layers is not None
+        return batching.widest(spec, hit, fits, gpu_bandwidth_gbs, layers_fixed=fixed)
+    if gpu_count and wishes.cpu_moe_layers is not None:
+        return None
+    return first([(0, 0, small_context)])
 
 
 def _closest(spec: ModelSpec, gpu_count: int, wishes: Wishes) -> tuple[Placement, Estimate]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from gptoss_local.plan import batching, memory
 from gptoss_local.units import gib
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ def describe_choice(
     reasons = [_hardware_line(hardware, gpus), *notes, why_model]
     warnings: list[str] = []
     reasons.append(_placement_line(plan, spec, hardware))
+    if plan.fits and plan.n_ubatch > batching.SMALLEST:
+        reasons.append(_micro_batch_line(plan, spec))
     if plan.fits and plan.speed:
         reasons.append(
             f"Expected decode speed: {speed_range(plan.speed.low, plan.speed.high)} tokens/s "
@@ -98,6 +101,17 @@ def _placement_line(plan: Plan, spec: ModelSpec, hardware: Hardware) -> str:
             f"{gib(plan.est_ram)} of {gib(plan.ram_budget)} usable RAM. Expect slow replies."
         )
     return f"Nothing fits on this machine with {context}."
+
+
+def _micro_batch_line(plan: Plan, spec: ModelSpec) -> str:
+    experts_on_gpu = plan.cpu_moe_layers < spec.shape.layers
+    extra = memory.compute_buffer_bytes(spec, plan.n_ubatch, experts_on_gpu)
+    extra -= memory.compute_buffer_bytes(spec, batching.SMALLEST, experts_on_gpu)
+    gain = "several times faster with experts in RAM" if plan.cpu_moe_layers else "faster"
+    return (
+        f"Prompts are read {plan.n_ubatch:,} tokens at a time ({gain} than "
+        f"{batching.SMALLEST}), for about {gib(extra)} more VRAM."
+    )
 
 
 def _shortfall_line(plan: Plan, spec: ModelSpec) -> str:
