@@ -19,8 +19,8 @@ from gptoss_local.errors import WishError
 from gptoss_local.hardware.machine import probe
 from gptoss_local.plan.planner import Plan, plan
 from gptoss_local.plan.wishes import Wishes
+from gptoss_local.setup.file_spec import spec_for_file
 from gptoss_local.store.progress import Progress
-from gptoss_local.store.spec_from_file import spec_for_file
 
 Notice = Callable[[str], None]
 
