@@ -46,14 +46,16 @@ def test_stream_summary_counts_gaps_between_tokens() -> None:
 
 @pytest.mark.parametrize(("budget", "low", "high"), [(24, 20, 30), (32, 14, 26)])
 def test_offload_is_fitted_to_a_vram_budget(budget: float, low: int, high: int) -> None:
-    layers = steps_memory.planned_layers("120b", budget, 4096)
-    assert low <= layers <= high
+    settings = steps_memory.planned("120b", budget, 4096)
+    assert low <= settings.cpu_moe_layers <= high
+    assert settings.load_mode == "none" and settings.n_ubatch > 512
 
 
 def test_offload_probe_reports_on_the_cpu(tiny_gguf: Path) -> None:
-    report = steps_memory.probe(tiny_gguf, 1, 1024)
+    report = steps_memory.probe(tiny_gguf, 1, 1024, ubatch=256, load_mode="none")
     assert "error" not in report, report.get("error")
     assert report["cpu_moe_layers"] == 1 and report["vram_after_load_mib"] is None
+    assert (report["ubatch"], report["load_mode"]) == (256, "none")
     assert report["decode_tokens_per_second"] > 0 and report["context_used"] > 500
 
 

@@ -29,14 +29,27 @@ MEASURED_MIB = [
 
 
 # The same, by micro-batch, with the experts in pinned host buffers (load mode none), after a
-# 4,096-token prompt in a 5,120-token context (bench/results/gpu/experts-in-ram.json).
+# 4,096-token prompt in a 5,120-token context (bench/results/gpu/experts-in-ram.json; the 120b
+# rows are the planner's settings for 24 and 32 GiB of free VRAM).
 MEASURED_BY_UBATCH_MIB = [
-    (8, 512, 9_021),
-    (8, 2_048, 10_425),
-    (8, 4_096, 12_321),
-    (24, 512, 2_541),
-    (24, 2_048, 3_789),
-    (24, 4_096, 5_467),
+    ("20b", 8, 512, 9_021),
+    ("20b", 8, 2_048, 10_425),
+    ("20b", 8, 4_096, 12_325),
+    ("20b", 24, 512, 2_541),
+    ("20b", 24, 1_024, 2_957),
+    ("20b", 24, 2_048, 3_789),
+    ("20b", 24, 4_096, 5_497),
+    ("120b", 26, 4_096, 22_601),
+    ("120b", 20, 2_048, 30_357),
+]
+
+# The planner's own plans at their 16,384-token context, loaded as planned (run_all.py --steps
+# offload planner --budgets 8,12,24; bench/results/gpu/planner-ubatch-20b.txt): layers in RAM,
+# micro-batch, VRAM after load and after filling the context.
+MEASURED_PLANS_MIB = [
+    (14, 1_024, 7_055, 7_253),
+    (3, 512, 11_075, 11_255),
+    (0, 4_096, 15_197, 15_417),
 ]
 
 
@@ -50,14 +63,24 @@ def test_estimate_is_within_ten_percent_and_on_the_safe_side(
     assert worst <= est.vram <= worst * 1.10
 
 
-@pytest.mark.parametrize(("layers", "ubatch", "measured"), MEASURED_BY_UBATCH_MIB)
+@pytest.mark.parametrize(("model", "layers", "ubatch", "measured"), MEASURED_BY_UBATCH_MIB)
 def test_estimate_by_micro_batch_is_within_ten_percent_and_on_the_safe_side(
-    layers: int, ubatch: int, measured: int
+    model: str, layers: int, ubatch: int, measured: int
 ) -> None:
     # Before: the experts' intermediate results were not counted, 2.3 % short at 8 layers, 4,096.
-    spec = catalog.load().model("20b")
+    spec = catalog.load().model(model)
     est = memory.estimate(spec, Placement(1, layers, 5_120, n_ubatch=ubatch))
     assert measured * MIB <= est.vram <= measured * MIB * 1.10
+
+
+@pytest.mark.parametrize(("layers", "ubatch", "loaded", "filled"), MEASURED_PLANS_MIB)
+def test_estimate_of_the_planners_own_plans_is_within_ten_percent_and_safe(
+    layers: int, ubatch: int, loaded: int, filled: int
+) -> None:
+    spec = catalog.load().model("20b")
+    est = memory.estimate(spec, Placement(1, layers, 16_384, n_ubatch=ubatch))
+    worst = max(loaded, filled) * MIB
+    assert worst <= est.vram <= worst * 1.10
 
 
 def test_kv_cache_full_layers_take_every_token_and_window_layers_a_window() -> None:

@@ -2,12 +2,15 @@
 # The GPU benchmark on a CUDA machine with no network, in as few steps as possible.
 #   bench/gpu/prepare.sh                      (once, on a machine with the package index)
 #   bench/gpu/run.sh OUT build                build llama.cpp (CUDA_ARCH=90 etc., default native)
+#   bench/gpu/run.sh OUT unpack               only unpack a carried build and the Python side
 #   bench/gpu/run.sh OUT model [SHAPE]        write the synthetic model only (default 20b)
 #   bench/gpu/run.sh OUT measure [ARGS...]    every 20b-shape measurement (ARGS go to run_all.py)
 #   bench/gpu/run.sh OUT tui                  the chat TUI headless on the 20b shape (tui_check.py)
 #   bench/gpu/run.sh OUT prefill [ARGS...]    first-reply TTFT with and without prefill (bench/prefill.py)
 #   bench/gpu/run.sh OUT serve [ARGS...]      serve vs llama-server at 1/4/8 clients (bench/serve.py)
 #   bench/gpu/run.sh OUT 120b                 the 120b shape in a tmpfs, offload fitted to 24/32 GB
+# A build packed by an earlier call (tar of BUILD/out/bin, xz, split: .device/prebuilt.tar.xz.*)
+# is unpacked instead of building again; same machine kind and driver only.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:?output folder}"
@@ -21,6 +24,10 @@ if [ ! -d "$site/llama_cpp" ]; then
   tar -xJf .device/llama_cpp_py.tar.xz -C "$site"
   "${PYTHON:-python3}" -m pip install -q --no-index --no-deps --no-compile --target "$site" .device/wheels/*.whl
 fi
+if [ ! -e "$build/out/bin/libllama.so" ] && compgen -G ".device/prebuilt.tar.xz.*" >/dev/null; then
+  mkdir -p "$build/out"
+  cat .device/prebuilt.tar.xz.* | xz -d | tar -x -C "$build/out"
+fi
 export PYTHONPATH="$site:$PWD" LLAMA_CPP_LIB_PATH="$build/out/bin" PYTHONUNBUFFERED=1
 case "$what" in
   build)
@@ -28,6 +35,7 @@ case "$what" in
     bash bench/gpu/build.sh "$build" "${CUDA_ARCH:-native}" >"$out/build.log" 2>&1
     echo "build of llama.cpp ($(cat .device/VERSION), CUDA_ARCH=${CUDA_ARCH:-native}): $(( $(date +%s) - start )) s" | tee "$out/build-time.txt"
     ;;
+  unpack) ;;
   model)  # in its own process, before any CUDA work
     "${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('${1:-20b}', Path('/tmp/gptoss-models')))"
     ;;

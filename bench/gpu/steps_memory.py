@@ -30,10 +30,18 @@ def baseline_vram_mib() -> float:
         pynvml.nvmlShutdown()
 
 
-def probe(model: Path, cpu_moe: int, context: int, threads: int | None = None) -> dict:
+def probe(
+    model: Path,
+    cpu_moe: int,
+    context: int,
+    threads: int | None = None,
+    ubatch: int = 512,
+    load_mode: str = "auto",
+) -> dict:
     """Load once in a fresh process and return its report."""
     command = [sys.executable, str(PROBE), str(model), "--cpu-moe", str(cpu_moe),
-               "--context", str(context), "--baseline-mib", str(baseline_vram_mib())]  # fmt: skip
+               "--context", str(context), "--ubatch", str(ubatch), "--load-mode", load_mode,
+               "--baseline-mib", str(baseline_vram_mib())]  # fmt: skip
     if threads:
         command += ["--threads", str(threads)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
@@ -42,8 +50,9 @@ def probe(model: Path, cpu_moe: int, context: int, threads: int | None = None) -
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def planned_layers(shape: str, budget_gib: float, context: int) -> int:
-    """The experts-in-RAM layer count the planner picks for a card with `budget_gib` free."""
+def planned(shape: str, budget_gib: float, context: int):  # type: ignore[no-untyped-def]
+    """The planner's load settings for a card with `budget_gib` free."""
+    from gptoss_local.backends.llama_load import LoadSettings
     from gptoss_local.hardware.machine import Gpu, Hardware
     from gptoss_local.plan.planner import plan
     from gptoss_local.plan.wishes import Wishes
@@ -51,22 +60,29 @@ def planned_layers(shape: str, budget_gib: float, context: int) -> int:
     size = int(budget_gib * (1 << 30))
     card = Gpu(0, f"{budget_gib:g} GiB budget", "NVIDIA", "geforce", size, size)
     machine = Hardware((card,), 512 << 30, 480 << 30, 16, 16, "/", 1 << 40)
-    chosen = plan(machine, catalog.load(), Wishes(model=shape, context=context))
-    return chosen.cpu_moe_layers
+    return LoadSettings.from_plan(
+        plan(machine, catalog.load(), Wishes(model=shape, context=context))
+    )
 
 
 def offload(run, args: argparse.Namespace) -> tuple[object, list[str]]:  # type: ignore[no-untyped-def]
     if args.budgets:
         budgets = [float(b) for b in args.budgets.split(",")]
-        layers = [planned_layers(args.shape, b, args.offload_context) for b in budgets]
+        plans = [planned(args.shape, b, args.offload_context) for b in budgets]
+        rows = [
+            probe(run.model, p.cpu_moe_layers, p.context, ubatch=p.n_ubatch, load_mode=p.load_mode)
+            for p in plans
+        ]
     else:
-        budgets, layers = [], [int(n) for n in args.offload.split(",")]
-    rows = [probe(run.model, n, args.offload_context) for n in layers]
+        budgets = []
+        layers = [int(n) for n in args.offload.split(",")]
+        rows = [probe(run.model, n, args.offload_context) for n in layers]
     for row, budget in zip(rows, budgets, strict=False):
         row["budget_gib"] = budget
     heads = ("VRAM load MiB", "VRAM full MiB")
     table = [
-        f"{'experts in RAM':>14} {heads[0]:>14} {heads[1]:>14} {'RSS GiB':>8} {'decode t/s':>11}"
+        f"{'experts in RAM':>14} {'ubatch':>6} {heads[0]:>14} {heads[1]:>14} {'RSS GiB':>8} "
+        f"{'decode t/s':>11}"
     ]
     for r in rows:
         if "error" in r:
@@ -75,7 +91,8 @@ def offload(run, args: argparse.Namespace) -> tuple[object, list[str]]:  # type:
             continue
         load, full = (str(r[k]) for k in ("vram_after_load_mib", "vram_after_fill_mib"))
         table.append(
-            f"{r['cpu_moe_layers']:14} {load:>14} {full:>14} {r['rss_gib']:8.2f} "
+            f"{r['cpu_moe_layers']:14} {r.get('ubatch', 512):6} {load:>14} {full:>14} "
+            f"{r['rss_gib']:8.2f} "
             f"{r['decode_tokens_per_second']:11.1f}"
         )
     return rows, table
@@ -89,12 +106,16 @@ def planner(run, args: argparse.Namespace) -> tuple[object, list[str]]:  # type:
     for r in measured:
         if "error" in r or r.get("vram_after_load_mib") is None:
             continue
-        placement = memory.Placement(1, r["cpu_moe_layers"], r["context"])
+        ubatch = r.get("ubatch", 512)
+        placement = memory.Placement(1, r["cpu_moe_layers"], r["context"], n_ubatch=ubatch)
         estimate = memory.estimate(spec, placement).vram / MIB
         worst = max(r["vram_after_load_mib"], r["vram_after_fill_mib"])
         rows.append({**r, "estimate_mib": round(estimate), "ratio": round(estimate / worst, 3),
                      "ok": worst <= estimate <= worst * 1.10})  # fmt: skip
-    table = [f"{'experts in RAM':>14} {'estimate MiB':>13} {'measured MiB':>13} {'ratio':>6} ok"]
+    table = [
+        f"{'experts in RAM':>14} {'ubatch':>6} {'estimate MiB':>13} {'measured MiB':>13} "
+        f"{'ratio':>6} ok"
+    ]
     for r in rows:
         worst = max(r["vram_after_load_mib"], r["vram_after_fill_mib"])
         budget = ""
@@ -103,7 +124,8 @@ def planner(run, args: argparse.Namespace) -> tuple[object, list[str]]:  # type:
             budget = f"; budget {r['budget_gib']:g} GiB {'kept' if inside else 'EXCEEDED'}"
         verdict = "yes" if r["ok"] else "NO"
         table.append(
-            f"{r['cpu_moe_layers']:14} {r['estimate_mib']:13} {worst:13} {r['ratio']:6.3f} "
+            f"{r['cpu_moe_layers']:14} {r.get('ubatch', 512):6} {r['estimate_mib']:13} "
+            f"{worst:13} {r['ratio']:6.3f} "
             f"{verdict}{budget}"
         )
     return rows, table

@@ -6,13 +6,19 @@ counted), NVML's VRAM use shows in the status bar, and four messages are sent (l
 the earlier prefix). Replies are capped at 256 tokens with the end tokens banned, since the
 synthetic model's random weights would otherwise stop anywhere.
 
+With `--engine-alone` the same four turns run in this process without the app (the engine
+loaded as the app loads it, the same settings and conversation), writing OUT/engine-alone.json:
+each turn's decode rate in a fresh process, to set the app's turns against turn by turn.
+
 Run: python bench/gpu/tui_check.py MODEL --out OUT   (writes OUT/tui.json and OUT/tui.svg)
+     python bench/gpu/tui_check.py MODEL --out OUT --engine-alone
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import itertools
 import json
 import sys
@@ -24,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # tests/synthetic
 
-from gptoss_local import config
+from gptoss_local import config, heap
 from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.session.history import History
 from gptoss_local.setup.first_run import Setup
@@ -49,8 +55,41 @@ async def _until(pilot: object, condition: object, timeout: float, what: str) ->
         await pilot.pause(0.02)  # type: ignore[attr-defined]
 
 
+class FullCollections:
+    """Python's full (generation 2) garbage collections that came by themselves (not those of
+    `heap.settle`): when each started and how long it took."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, float]] = []
+        self._started, self._asked = 0.0, False
+        gc.callbacks.append(self._hear)
+
+    def _hear(self, phase: str, info: dict) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._started = time.monotonic()
+            self._asked = _called_from(heap.settle)
+        elif not self._asked:
+            self.seen.append((self._started, time.monotonic() - self._started))
+
+    def within(self, start: float, end: float) -> list[float]:
+        """Milliseconds of each full collection that started between `start` and `end`."""
+        return [round(took * 1000, 1) for at, took in self.seen if start <= at <= end]
+
+
+def _called_from(function: object) -> bool:
+    frame = sys._getframe()
+    while frame is not None:
+        if frame.f_code is function.__code__:  # type: ignore[attr-defined]
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
 async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]) -> dict:
     result: dict = {"turns": []}
+    collections = FullCollections()
     started = time.monotonic()
     async with app.run_test(size=(150, 35)) as pilot:
         status = app.query_one(StatusBar)
@@ -66,9 +105,11 @@ async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]
             before = len(app.query(ReplyView))
             box = app.query_one(ChatInput)
             box.text = prompt
+            sent = time.monotonic()
             await pilot.press("enter")
             ended = lambda n=before: len(app.query(ReplyView)) > n and not app.chat_screen.busy  # noqa: E731
             await _until(pilot, ended, 300, "the reply")
+            replied = time.monotonic()
             await pilot.pause(0.3)
             stats = status.stats
             result["turns"].append({
@@ -76,6 +117,7 @@ async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]
                 "ttft_seconds": stats.ttft_seconds if stats else None,
                 "decode_tokens_per_second": stats.decode_tokens_per_second if stats else None,
                 "context_used": stats.context_used if stats else None,
+                "full_collections_ms": collections.within(sent, replied),
                 "status_bar": str(status.render()),
             })  # fmt: skip
         (out / "tui.svg").write_text(app.export_screenshot(title="gptoss-local on an H200"))
@@ -83,6 +125,42 @@ async def drive(app: ChatApp, out: Path, reports: list[tuple[float, float, str]]
     result["load_reports"] = len(reports)
     result["load_fractions_increasing"] = all(a[1] <= b[1] for a, b in itertools.pairwise(reports))
     result["load_phases"] = sorted({what for _, _, what in reports})
+    return result
+
+
+def engine_alone(ready: object, out: Path) -> dict:
+    """The four turns on the engine alone, consumed on a worker thread as the app's pump does."""
+    import threading
+
+    from gptoss_local.backends.base import GenerationSettings, ReplyRequest
+    from gptoss_local.conversation import Conversation, Message
+    from gptoss_local.events import AnswerDelta
+
+    backend = ready.open(lambda _f, _w: True)  # type: ignore[attr-defined]
+    ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in END_TOKENS)
+    backend.options = replace(backend.options, logit_bias=ban)
+    settings = GenerationSettings(effort="low", max_tokens=256)
+    messages: list[Message] = []
+    turns: list[dict] = []
+
+    def one_turn(prompt: str) -> None:
+        messages.append(Message("user", prompt))
+        reply = backend.stream(ReplyRequest(Conversation(tuple(messages)), settings))
+        answer = "".join(e.text for e in reply if isinstance(e, AnswerDelta))
+        messages.append(Message("assistant", answer))
+        stats = reply.stats
+        turns.append({"prompt": prompt, "ttft_seconds": stats.ttft_seconds,
+                      "decode_tokens_per_second": stats.decode_tokens_per_second})  # fmt: skip
+
+    try:
+        for prompt in PROMPTS:
+            worker = threading.Thread(target=one_turn, args=(prompt,))
+            worker.start()
+            worker.join()
+    finally:
+        backend.close()
+    result = {"turns": turns}
+    (out / "engine-alone.json").write_text(json.dumps(result, indent=2))
     return result
 
 
@@ -95,6 +173,10 @@ def main() -> None:
                         help="GIL switch interval in the app (pump.SWITCH_INTERVAL)")  # fmt: skip
     parser.add_argument("--batch-interval", type=float, default=None,
                         help="seconds between UI updates (pump.BATCH_INTERVAL)")  # fmt: skip
+    parser.add_argument("--no-settle", action="store_true",
+                        help="no heap.settle: collections as Python runs them")  # fmt: skip
+    parser.add_argument("--engine-alone", action="store_true",
+                        help="the same turns without the app, for comparison")  # fmt: skip
     args = parser.parse_args()
     from gptoss_local.tui import pump
 
@@ -102,6 +184,8 @@ def main() -> None:
         pump.SWITCH_INTERVAL = args.switch_interval
     if args.batch_interval:
         pump.BATCH_INTERVAL = args.batch_interval
+    if args.no_settle:
+        heap.settle = lambda freeze=False: None  # type: ignore[assignment]
     args.out.mkdir(parents=True, exist_ok=True)
     chat_args = argparse.Namespace(
         model=None, context=args.context, effort="low", backend=None, cpu_moe=None,
@@ -112,6 +196,9 @@ def main() -> None:
     wishes = setup.initial()
     plan = setup.plan(wishes)
     ready = setup.ready(wishes, plan)
+    if args.engine_alone:
+        print(json.dumps(engine_alone(ready, args.out), indent=2))
+        return
     reports: list[tuple[float, float, str]] = []
     opener = ready.open
 
@@ -129,6 +216,7 @@ def main() -> None:
         finally:
             app.close_backend()
     result["batch_interval"] = pump.BATCH_INTERVAL
+    result["heap_settled"] = not args.no_settle
     result["plan"] = {"placement": plan.placement, "context": plan.context,
                       "gpu_layers": plan.gpu_layers}  # fmt: skip
     (args.out / "tui.json").write_text(json.dumps(result, indent=2))

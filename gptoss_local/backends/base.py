@@ -21,9 +21,6 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-# `Conversation` is the conversation module's; it is imported here for `ReplyRequest` (and
-# gptoss_local.tui.pump still imports it from here: new code imports it from the conversation
-# module).
 from gptoss_local.conversation import Conversation
 from gptoss_local.errors import UserError
 from gptoss_local.events import Event

@@ -36,6 +36,7 @@ class LoadSettings:
     # memory, and experts kept in RAM land in pinned host buffers that the GPU can take in
     # large batches (llama-bench --load-mode none); "mmap": always mapped.
     load_mode: LoadMode = "auto"
+    expert_bias_on_gpu: bool = False  # biases of experts kept in RAM stay on the GPU
     sequences: int = 1  # replies decoded together (`serve --parallel`), sharing the context
 
     @classmethod
@@ -129,7 +130,10 @@ def _model_params(settings: LoadSettings) -> tuple[Any, tuple[Any, ...]]:
     # AMX, skip the CPU's extra (repacked) buffer types.
     if "AMX_INT8 = 1" in native.system_info():
         params.use_extra_bufts = False
-    overrides = native.expert_overrides(settings.cpu_moe_layers) if settings.gpu_layers else None
+    overrides = None
+    if settings.gpu_layers:
+        in_ram = not settings.expert_bias_on_gpu
+        overrides = native.expert_overrides(settings.cpu_moe_layers, biases_in_ram=in_ram)
     if overrides is not None:
         params.tensor_buft_overrides = ctypes.cast(overrides, ctypes.c_void_p)
     return params, (overrides,)

@@ -17,6 +17,8 @@ from gptoss_local.backends import llama_runtime
 _LOG_LEVELS = {0: "NONE", 1: "DEBUG", 2: "INFO", 3: "WARN", 4: "ERROR", 5: "CONT"}
 # One line per tensor in every layer below N: llama.cpp's own `--n-cpu-moe N` pattern.
 EXPERT_PATTERN = r"blk\.{layer}\.ffn_(up|down|gate|gate_up)_(ch|)exps"
+# The same tensors' weights only: their biases (a few KiB a layer) then stay on the GPU.
+EXPERT_WEIGHTS_PATTERN = EXPERT_PATTERN + r"\.weight"
 KV_TYPES = {"f16": 1, "q8_0": 8}  # ggml_type ids
 
 _state_lock = threading.Lock()
@@ -140,8 +142,9 @@ def _find_symbol(name: str) -> Any:
     raise RuntimeError(f"{name} not found in llama-cpp-python's libraries")
 
 
-def expert_overrides(layers: int) -> ctypes.Array | None:
-    """A NULL-terminated override array keeping the experts of layers 0..layers-1 on the CPU.
+def expert_overrides(layers: int, biases_in_ram: bool = True) -> ctypes.Array | None:
+    """A NULL-terminated override array keeping the experts of layers 0..layers-1 on the CPU,
+    with their biases unless `biases_in_ram` is False.
 
     The caller must keep the array (and so the pattern strings) alive as long as the model.
     """
@@ -149,8 +152,9 @@ def expert_overrides(layers: int) -> ctypes.Array | None:
         return None
     array = (_BuftOverride * (layers + 1))()
     buft = cpu_buffer_type()
+    pattern = EXPERT_PATTERN if biases_in_ram else EXPERT_WEIGHTS_PATTERN
     for layer in range(layers):
-        array[layer].pattern = EXPERT_PATTERN.format(layer=layer).encode()
+        array[layer].pattern = pattern.format(layer=layer).encode()
         array[layer].buft = buft
     array[layers].pattern = None
     array[layers].buft = None

@@ -9,9 +9,6 @@ What is rendered (messages, tools, the conversation) is `gptoss_local.conversati
 
 from __future__ import annotations
 
-# Transition: the message type is `gptoss_local.conversation`'s now, and bench/ still imports
-# it from here. Nothing else of the conversation is re-exported; new code imports it from there.
-from gptoss_local.conversation import Message
 from gptoss_local.events import merge_events
 from gptoss_local.harmony.neutralise import (
     CONTROL_TOKENS,
@@ -28,7 +25,6 @@ __all__ = [
     "EFFORTS",
     "WORD_JOINER",
     "HarmonyStreamParser",
-    "Message",
     "is_control_token",
     "merge_events",
     "neutralise",

@@ -9,53 +9,30 @@ margin, and available RAM less a reserve for the rest of the system.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.hardware.machine import Gpu, Hardware
-from gptoss_local.kinds import TRAITS, BackendName
-from gptoss_local.plan import memory
+from gptoss_local.plan import batching, memory
+from gptoss_local.plan.chosen import Plan
 from gptoss_local.plan.memory import Estimate, Placement
-from gptoss_local.plan.speed import SpeedRange, decode_speed
-from gptoss_local.plan.text import describe_choice, effort_warnings
+from gptoss_local.plan.speed import decode_speed
+from gptoss_local.plan.text import (
+    backend_warnings,
+    describe_choice,
+    disk_warnings,
+    effort_warnings,
+    left_out_line,
+    why_model,
+)
 from gptoss_local.plan.wishes import Wishes
-from gptoss_local.units import GIB, MIB, gib
+from gptoss_local.units import GIB, MIB
 
 CONTEXT_LADDER = (131_072, 98_304, 65_536, 49_152, 32_768, 24_576, 16_384)
 DEFAULT_CONTEXT_FLOOR = 16_384  # below this, medium/high reasoning runs out of room
 MIN_CONTEXT = 2_048
 MIN_USEFUL_GPU_BYTES = 2 * GIB  # a card with less free than this cannot hold even the attention
 BIG_MODEL_CLASSES = ("workstation", "datacenter")
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What to load and how. Memory in bytes; `vram_budget` is what the plan may use."""
-
-    model: str | None
-    backend: BackendName
-    placement: str  # "gpu", "gpu+ram" (experts in RAM), "cpu", or "none" (nothing fits)
-    gpu_indices: tuple[int, ...]
-    gpu_layers: int  # -1: every layer on the GPU(s); 0: none
-    cpu_moe_layers: int
-    context: int
-    kv_type: str
-    flash_attn: bool
-    n_batch: int
-    n_ubatch: int
-    est_vram: int
-    est_ram: int
-    vram_budget: int
-    ram_budget: int
-    speed: SpeedRange | None
-    fits: bool
-    reasons: tuple[str, ...]
-    warnings: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for JSON output."""
-        return asdict(self)
 
 
 def vram_margin(gpu: Gpu) -> int:
@@ -86,7 +63,8 @@ def plan(
     if spec is None:
         named = wishes.model if explicit else None
         spec = catalog.model(named) if named else _default_model(catalog, gpus, vram_budget, wishes)
-    chosen = _place(spec, len(gpus), vram_budget, ram_budget, wishes)
+    bandwidth = _slowest_bandwidth(gpus, catalog)
+    chosen = _place(spec, len(gpus), vram_budget, ram_budget, wishes, gpu_bandwidth_gbs=bandwidth)
     fits = chosen is not None
     if chosen is None:
         chosen = _closest(spec, len(gpus), wishes)
@@ -102,7 +80,7 @@ def plan(
         context=placement.context,
         kv_type=placement.kv_type,
         flash_attn=bool(used),
-        n_batch=2048,
+        n_batch=max(2048, placement.n_ubatch),  # llama.cpp caps the micro-batch at the batch
         n_ubatch=placement.n_ubatch,
         est_vram=est.vram,
         est_ram=est.ram,
@@ -114,38 +92,28 @@ def plan(
         warnings=(),
     )
     alternative = _bigger_alternative(catalog, spec, len(gpus), vram_budget, ram_budget, explicit)
-    why_model = _why_model(spec, catalog, explicit)
-    reasons, warnings = describe_choice(base, spec, hardware, gpus, notes, why_model, alternative)
+    why = why_model(spec, catalog, explicit)
+    reasons, warnings = describe_choice(base, spec, hardware, gpus, notes, why, alternative)
     warnings += effort_warnings(wishes.effort, base.context)
-    warnings += _backend_warnings(base)
-    warnings += _disk_warnings(spec, hardware)
+    warnings += backend_warnings(base)
+    warnings += disk_warnings(spec, hardware)
     return replace(base, reasons=tuple(reasons), warnings=tuple(warnings))
 
 
-def _why_model(spec: ModelSpec, catalog: Catalog, explicit: bool) -> str:
-    if explicit:
-        return f"{spec.name} was asked for."
-    if spec.total_bytes > min(m.total_bytes for m in catalog.models):
-        return (
-            f"{spec.name} fits entirely on this workstation or data-centre GPU memory, "
-            "so the larger model is chosen."
-        )
-    bigger = [m.name for m in catalog.models if m.total_bytes > spec.total_bytes]
-    if not bigger:
-        return f"{spec.name} is the model for this machine."
-    return (
-        f"{spec.name} is the default; {', '.join(bigger)} is chosen by itself only where a "
-        "workstation or data-centre GPU holds it entirely."
-    )
+def _slowest_bandwidth(gpus: tuple[Gpu, ...], catalog: Catalog) -> float | None:
+    """The slowest card's memory bandwidth in GB/s, from NVML or the catalog; None if unknown."""
+    found = []
+    for gpu in gpus:
+        known = catalog.known_gpu(gpu.name)
+        found.append(gpu.memory_bandwidth_gbs or (known.bandwidth_gbs if known else None))
+    return None if not found or None in found else min(b for b in found if b is not None)
 
 
 def _usable_gpus(hardware: Hardware) -> tuple[tuple[Gpu, ...], list[str]]:
     usable, notes = [], []
     for gpu in hardware.gpus:
         if gpu.free_vram - vram_margin(gpu) < MIN_USEFUL_GPU_BYTES:
-            notes.append(
-                f"GPU {gpu.index} ({gpu.name}) has only {gib(gpu.free_vram)} free and is left out."
-            )
+            notes.append(left_out_line(gpu))
         else:
             usable.append(gpu)
     return tuple(usable), notes
@@ -178,32 +146,44 @@ def _place(
     ram_budget: int | None,
     wishes: Wishes,
     floor_only: bool = False,
+    gpu_bandwidth_gbs: float | None = None,
 ) -> tuple[Placement, Estimate] | None:
     """The best placement that fits both budgets (RAM unchecked when `ram_budget` is None).
 
     Preference: everything on the GPU at the largest context; then the fewest layers' experts in
-    RAM at the wished or floor context; then the CPU alone.
+    RAM at the wished or floor context; then the CPU alone. The micro-batch is widened after
+    (`batching.widest`).
     """
     contexts = _contexts(spec, wishes)[-1:] if floor_only else _contexts(spec, wishes)
     small_context = contexts[0] if wishes.context else min(DEFAULT_CONTEXT_FLOOR, contexts[-1])
 
-    def fits(gpus: int, layers: int, context: int) -> tuple[Placement, Estimate] | None:
-        placement = Placement(gpus, layers, context, wishes.kv_type)
+    def fits(placement: Placement) -> Estimate | None:
         est = memory.estimate(spec, placement)
         ok = est.vram <= vram_budget and (ram_budget is None or est.ram <= ram_budget)
-        return (placement, est) if ok else None
+        return est if ok else None
+
+    def first(candidates: list[tuple[int, int, int]]) -> tuple[Placement, Estimate] | None:
+        for gpus, layers, context in candidates:
+            placement = Placement(gpus, layers, context, wishes.kv_type, batching.SMALLEST)
+            est = fits(placement)
+            if est is not None:
+                return placement, est
+        return None
 
     if gpu_count and wishes.cpu_moe_layers is not None:
-        return next(
-            filter(None, (fits(gpu_count, wishes.cpu_moe_layers, c) for c in contexts)), None
-        )
-    if gpu_count:
-        candidates = [(0, c) for c in contexts]
-        candidates += [(n, small_context) for n in range(1, spec.shape.layers + 1)]
-        hit = next(filter(None, (fits(gpu_count, n, c) for n, c in candidates)), None)
-        if hit:
-            return hit
-    return fits(0, 0, small_context)
+        hit = first([(gpu_count, wishes.cpu_moe_layers, c) for c in contexts])
+    elif gpu_count:
+        candidates = [(gpu_count, 0, c) for c in contexts]
+        candidates += [(gpu_count, n, small_context) for n in range(1, spec.shape.layers + 1)]
+        hit = first(candidates)
+    else:
+        hit = None
+    if hit:
+        fixed = wishes.cpu_moe_layers is not None
+        return batching.widest(spec, hit, fits, gpu_bandwidth_gbs, layers_fixed=fixed)
+    if gpu_count and wishes.cpu_moe_layers is not None:
+        return None
+    return first([(0, 0, small_context)])
 
 
 def _closest(spec: ModelSpec, gpu_count: int, wishes: Wishes) -> tuple[Placement, Estimate]:
@@ -241,21 +221,3 @@ def _bigger_alternative(
         if hit and hit[0].gpu_count:
             return other, hit[0]
     return None
-
-
-def _backend_warnings(plan: Plan) -> list[str]:
-    if plan.cpu_moe_layers and not TRAITS[plan.backend].experts_in_ram:
-        return [
-            "Ollama cannot keep only the experts in system RAM: it moves whole layers to the CPU, "
-            "which is slower. The llama.cpp backend (--backend llamacpp) follows this plan exactly."
-        ]
-    return []
-
-
-def _disk_warnings(spec: ModelSpec, hardware: Hardware) -> list[str]:
-    if spec.total_bytes + GIB <= hardware.disk_free:
-        return []
-    return [
-        f"Downloading {spec.name} needs {gib(spec.total_bytes)} of disk; only "
-        f"{gib(hardware.disk_free)} is free at {hardware.disk_path}."
-    ]

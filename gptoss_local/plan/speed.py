@@ -18,6 +18,8 @@ RAM_GBS = (15.0, 60.0)
 # Per-token overheads (kernel launches, sampling) bound decode whatever the bandwidth: the fastest
 # published single-stream gpt-oss figures are just under this.
 SPEED_CAP = 400.0
+# A GeForce RTX of the middle (RTX 4070: 504 GB/s), for cards NVML and the catalog cannot tell.
+TYPICAL_GPU_GBS = 500.0
 
 
 @dataclass(frozen=True)
@@ -69,3 +71,13 @@ def _ram_bound(cpu_bytes: float, gpu_seconds: float, basis: str) -> SpeedRange:
     slow = 1 / (gpu_seconds + cpu_bytes / (RAM_GBS[0] * 1e9))
     fast = min(1 / (gpu_seconds + cpu_bytes / (RAM_GBS[1] * 1e9)), SPEED_CAP)
     return SpeedRange(round(min(slow, fast), 1), round(fast, 1), basis)
+
+
+def decode_seconds(spec: ModelSpec, gpu_bandwidth_gbs: float | None, cpu_moe_layers: int) -> float:
+    """A middle guess of one decoded token's time with experts of `cpu_moe_layers` layers in RAM,
+    for comparing placements of the same model on the same machine (not for showing)."""
+    gpu_gbs = (gpu_bandwidth_gbs or TYPICAL_GPU_GBS) * sum(GPU_EFFICIENCY) / 2
+    ram_gbs = (RAM_GBS[0] * RAM_GBS[1]) ** 0.5
+    cpu_bytes = _cpu_bytes_per_token(spec, cpu_moe_layers)
+    gpu_bytes = spec.shape.decode_bytes_per_token - cpu_bytes
+    return gpu_bytes / (gpu_gbs * 1e9) + cpu_bytes / (ram_gbs * 1e9)

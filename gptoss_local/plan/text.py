@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from gptoss_local.units import gib
+from gptoss_local.kinds import TRAITS
+from gptoss_local.plan import batching, memory
+from gptoss_local.plan.chosen import Plan
+from gptoss_local.units import GIB, gib
 
 if TYPE_CHECKING:
-    from gptoss_local.catalog import ModelSpec
+    from gptoss_local.catalog import Catalog, ModelSpec
     from gptoss_local.hardware.machine import Gpu, Hardware
     from gptoss_local.plan.memory import Placement
-    from gptoss_local.plan.planner import Plan
 
 
 def speed_range(low: float, high: float) -> str:
@@ -32,6 +34,8 @@ def describe_choice(
     reasons = [_hardware_line(hardware, gpus), *notes, why_model]
     warnings: list[str] = []
     reasons.append(_placement_line(plan, spec, hardware))
+    if plan.fits and plan.n_ubatch > batching.SMALLEST:
+        reasons.append(_micro_batch_line(plan, spec))
     if plan.fits and plan.speed:
         reasons.append(
             f"Expected decode speed: {speed_range(plan.speed.low, plan.speed.high)} tokens/s "
@@ -46,6 +50,49 @@ def describe_choice(
             f"{other.shape.layers} layers in system RAM (much slower): --model {other.aliases[0]}."
         )
     return reasons, warnings
+
+
+def why_model(spec: ModelSpec, catalog: Catalog, explicit: bool) -> str:
+    """Why this model: asked for, the largest that fits a big card, or the default."""
+    if explicit:
+        return f"{spec.name} was asked for."
+    if spec.total_bytes > min(m.total_bytes for m in catalog.models):
+        return (
+            f"{spec.name} fits entirely on this workstation or data-centre GPU memory, "
+            "so the larger model is chosen."
+        )
+    bigger = [m.name for m in catalog.models if m.total_bytes > spec.total_bytes]
+    if not bigger:
+        return f"{spec.name} is the model for this machine."
+    return (
+        f"{spec.name} is the default; {', '.join(bigger)} is chosen by itself only where a "
+        "workstation or data-centre GPU holds it entirely."
+    )
+
+
+def backend_warnings(plan: Plan) -> list[str]:
+    """What the chosen backend cannot do of the plan."""
+    if plan.cpu_moe_layers and not TRAITS[plan.backend].experts_in_ram:
+        return [
+            "Ollama cannot keep only the experts in system RAM: it moves whole layers to the CPU, "
+            "which is slower. The llama.cpp backend (--backend llamacpp) follows this plan exactly."
+        ]
+    return []
+
+
+def disk_warnings(spec: ModelSpec, hardware: Hardware) -> list[str]:
+    """Whether the model's download fits the disk."""
+    if spec.total_bytes + GIB <= hardware.disk_free:
+        return []
+    return [
+        f"Downloading {spec.name} needs {gib(spec.total_bytes)} of disk; only "
+        f"{gib(hardware.disk_free)} is free at {hardware.disk_path}."
+    ]
+
+
+def left_out_line(gpu: Gpu) -> str:
+    """A card too full to help."""
+    return f"GPU {gpu.index} ({gpu.name}) has only {gib(gpu.free_vram)} free and is left out."
 
 
 def effort_warnings(effort: str, context: int) -> list[str]:
@@ -98,6 +145,17 @@ def _placement_line(plan: Plan, spec: ModelSpec, hardware: Hardware) -> str:
             f"{gib(plan.est_ram)} of {gib(plan.ram_budget)} usable RAM. Expect slow replies."
         )
     return f"Nothing fits on this machine with {context}."
+
+
+def _micro_batch_line(plan: Plan, spec: ModelSpec) -> str:
+    experts_on_gpu = plan.cpu_moe_layers < spec.shape.layers
+    extra = memory.compute_buffer_bytes(spec, plan.n_ubatch, experts_on_gpu)
+    extra -= memory.compute_buffer_bytes(spec, batching.SMALLEST, experts_on_gpu)
+    gain = "several times faster with experts in RAM" if plan.cpu_moe_layers else "faster"
+    return (
+        f"Prompts are read {plan.n_ubatch:,} tokens at a time ({gain} than "
+        f"{batching.SMALLEST}), for about {gib(extra)} more VRAM."
+    )
 
 
 def _shortfall_line(plan: Plan, spec: ModelSpec) -> str:

@@ -7,22 +7,34 @@ import json
 import logging
 import threading
 import time
+from contextlib import AbstractContextManager
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from gptoss_local.serve.errors import ApiError
+from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.request_body import body_length, parse_json
 from gptoss_local.serve.service import GONE, Answer, Service
 from gptoss_local.serve.sse import ChunkedWriter
 from gptoss_local.serve.watch import DisconnectWatch
 
-if TYPE_CHECKING:
-    from gptoss_local.serve.server import ApiServer
-
 IDLE_SECONDS = 120  # a kept-alive connection with no new request is closed after this
 REFUSED_SECONDS = 5  # how long a connection over the limit may take to send its request
 log = logging.getLogger("gptoss_local.serve")
+
+
+class Host(Protocol):
+    """What a connection needs of the server it came to (`server.ApiServer`)."""
+
+    service: Service
+    guard: Guard
+    stopping: bool
+
+    def admit(self) -> bool: ...
+    def release(self) -> None: ...
+    def request(self) -> AbstractContextManager[None]: ...
+    def track(self, cancel: threading.Event, running: bool) -> None: ...
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -31,7 +43,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "gptoss-local"
     timeout = IDLE_SECONDS
-    server: ApiServer
+    server: Host  # type: ignore[assignment]  # BaseHTTPRequestHandler names a socketserver
 
     def setup(self) -> None:
         super().setup()

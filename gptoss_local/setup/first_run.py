@@ -22,6 +22,7 @@ from gptoss_local.hardware.machine import Hardware, probe
 from gptoss_local.plan.planner import Plan, plan
 from gptoss_local.plan.wishes import Wishes
 from gptoss_local.setup.engines import Opener, Ready, engine
+from gptoss_local.setup.file_spec import spec_for_file
 from gptoss_local.store.progress import ProgressFn
 from gptoss_local.store.pull import (
     PullOptions,
@@ -30,7 +31,6 @@ from gptoss_local.store.pull import (
     ordered_sources,
     pull_model,
 )
-from gptoss_local.store.spec_from_file import spec_for_file
 
 __all__ = ["Opener", "Ready", "Setup", "Weights"]
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from gptoss_local import paths
+from gptoss_local import heap, paths
 from gptoss_local.backends.base import BackendError, LoadProgress, no_load_progress
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
@@ -19,8 +19,8 @@ from gptoss_local.errors import WishError
 from gptoss_local.hardware.machine import probe
 from gptoss_local.plan.planner import Plan, plan
 from gptoss_local.plan.wishes import Wishes
+from gptoss_local.setup.file_spec import spec_for_file
 from gptoss_local.store.progress import Progress
-from gptoss_local.store.spec_from_file import spec_for_file
 
 Notice = Callable[[str], None]
 
@@ -67,11 +67,13 @@ def load_planned(
     log_dir = paths.ensure_dir(paths.logs_dir())
     try:
         settings = replace(LoadSettings.from_plan(the_plan), sequences=sequences)
-        return LlamaCppBackend(choice.path, settings, log_dir / "llama.log", progress, options)
+        backend = LlamaCppBackend(choice.path, settings, log_dir / "llama.log", progress, options)
     except BackendError as exc:
         if exc.kind == "out_of_memory":
             exc.hint = _plan_that_fits_now(cat, choice.spec) or exc.hint
         raise
+    heap.settle(freeze=True)  # the load's garbage now, not in the first reply
+    return backend
 
 
 def _plan_that_fits_now(cat: Catalog, spec: ModelSpec) -> str | None:

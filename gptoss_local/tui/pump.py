@@ -15,12 +15,9 @@ from dataclasses import replace
 
 from textual.message import Message
 
-from gptoss_local.backends.base import (
-    BackendError,
-    Conversation,
-    GenerationSettings,
-    Stats,
-)
+from gptoss_local import heap
+from gptoss_local.backends.base import BackendError, GenerationSettings, Stats
+from gptoss_local.conversation import Conversation
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
 from gptoss_local.kinds import Effort
 from gptoss_local.session.errors import HistoryError
@@ -50,7 +47,8 @@ TOOL_STEPS = (ToolCallRequested, ToolCallApproved, ToolCallDenied, ToolCallFinis
 # tokens/s at Python's 5 ms and 50 ms updates, 273-285 at 0.5 ms and 200 ms, against ~300
 # without a UI (bench/results/gpu/tui-intervals-h200.txt). Since the engine queues the next
 # token before it handles this one, a switch of 0.1 ms keeps 0.95-0.97 of its 307 t/s after the
-# first reply, against 0.84-0.93 at 0.5 ms (bench/results/gpu/tui-switch-h200.txt).
+# first reply, against 0.84-0.93 at 0.5 ms (bench/results/gpu/tui-switch-h200.txt); with
+# `heap.settle` after loads and replies, 0.95-1.00 of it from the first reply on.
 BATCH_INTERVAL = 0.2
 SWITCH_INTERVAL = 0.0001
 
@@ -127,6 +125,7 @@ def run_reply(
                 batcher.add(event)
         batcher.flush()
         post(ReplyFinished(stats, cancel.is_set(), ended))
+        heap.settle()  # this reply's garbage now, while the user reads it
     except Exception as exc:  # any failure becomes a notification, never a crashed app
         batcher.flush()
         known = isinstance(exc, BackendError | HistoryError)

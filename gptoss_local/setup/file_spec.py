@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gptoss_local.backends.base import BackendError
 from gptoss_local.catalog import Catalog, ModelFile, ModelSpec, Shape
-from gptoss_local.store.gguf_check import GgufError
 from gptoss_local.store.gguf_hparams import Hparams
 from gptoss_local.store.gguf_model import read_model
 
@@ -16,16 +14,12 @@ Q8_0_BYTES_PER_VALUE = 34 / 32
 
 
 def spec_for_file(path: Path, catalog: Catalog) -> ModelSpec:
-    """The spec of `path`; raises BackendError when llama.cpp could not load it as gpt-oss.
+    """The spec of `path`; raises GgufError when llama.cpp could not load it as gpt-oss.
 
     The file gets the whole pre-load check (`gguf_model.check_loadable`), so a damaged file
     is refused here with a reason instead of crashing llama.cpp later.
     """
-
-    try:
-        info, hp = read_model(path)
-    except GgufError as exc:
-        raise BackendError(str(exc), kind="bad_file") from None
+    info, hp = read_model(path)
     for spec in catalog.models:
         if spec.entry_file.name == path.name and spec.entry_file.bytes == info.file_size:
             return spec
