@@ -5,7 +5,7 @@ server reads them from requests, the tool loop appends to them. How a conversati
 gpt-oss's prompt text is `harmony`'s business, not theirs: something new on a message (an
 attachment, a summary, a citation) is added here, and each renderer decides what it makes of
 it. This module imports nothing of the package but `events` (the parsed call a record is made
-from).
+from, and the events an `AssistantDraft` folds into the assistant's message).
 
 Names of tools and calls must be plain identifiers, and a function may not take the name of
 one of gpt-oss's built-in tools: the model addresses tools by these names (``to=functions.NAME``),
@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gptoss_local.events import ToolCall
+from gptoss_local.events import (
+    TEXT_EVENTS,
+    Event,
+    ReasoningDelta,
+    ToolCall,
+    TurnEnded,
+    TurnEndReason,
+)
 
 # gpt-oss was trained with built-in tools of these names; a function of the same name makes
 # the model address the built-in (to=python) instead of ours.
@@ -32,6 +39,9 @@ CALL_CHANNELS = ("analysis", "commentary")
 Role = Literal["user", "assistant", "tool"]
 _ROLES = ("user", "assistant", "tool")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What a model turn is laid out in: runs of reasoning, runs of content (answer and preamble
+# text), and calls, in the order the model wrote them.
+DraftPart = Literal["reasoning", "content", "call"]
 
 
 def _check_name(name: str, what: str) -> None:
@@ -175,3 +185,63 @@ def call_record(call: ToolCall) -> ToolCallRecord | None:
         return ToolCallRecord(call.name, call.raw if call.error else call.arguments, channel)
     except ValueError:
         return None
+
+
+class AssistantDraft:
+    """The assistant message a model turn writes, folded from its events as they stream.
+
+    Reasoning deltas make `reasoning`, answer and preamble deltas `content`; `calls` keeps the
+    calls as the model wrote them (`message` turns them into records), and `ended` is the
+    turn's end reason once `TurnEnded` came. The tool loop and the server's replies in both
+    APIs fold their turns here.
+    """
+
+    def __init__(self) -> None:
+        self._reasoning: list[str] = []
+        self._content: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.ended: TurnEndReason | None = None
+        self._part: DraftPart | None = None
+
+    def add(self, event: Event) -> DraftPart | None:
+        """Fold in one event.
+
+        Returns:
+            The part of the turn it begins, for readers that lay the turn out in order: a
+            call, or text of another kind than the text just before it; None when it goes
+            on with the part before it, or ends the turn.
+        """
+        part: DraftPart
+        if isinstance(event, ReasoningDelta):
+            part = "reasoning"
+            self._reasoning.append(event.text)
+        elif isinstance(event, TEXT_EVENTS):  # the answer, or a preamble
+            part = "content"
+            self._content.append(event.text)
+        elif isinstance(event, ToolCall):
+            part = "call"
+            self.calls.append(event)
+        else:
+            if isinstance(event, TurnEnded):
+                self.ended = event.reason
+            return None
+        begun = part == "call" or part != self._part
+        self._part = part
+        return part if begun else None
+
+    @property
+    def reasoning(self) -> str:
+        """The chain of thought so far."""
+        return "".join(self._reasoning)
+
+    @property
+    def content(self) -> str:
+        """The answer (and any preamble) so far."""
+        return "".join(self._content)
+
+    def message(self) -> Message:
+        """The assistant message as it goes into the conversation: calls no tool could answer
+        are left out (see `call_record`)."""
+        found = (call_record(call) for call in self.calls)
+        records = tuple(record for record in found if record is not None)
+        return Message("assistant", self.content, self.reasoning, records)

@@ -11,8 +11,8 @@ from store_files import write_manifest
 
 from gptoss_local import catalog, config
 from gptoss_local.hardware.machine import Gpu, Hardware
+from gptoss_local.launch.preparation import Preparation
 from gptoss_local.plan.wishes import wishes_from
-from gptoss_local.setup.first_run import Setup
 
 MODEL = "gpt-oss-tiny"  # alias "tiny"
 FILE = "gpt-oss-tiny.gguf"
@@ -57,12 +57,14 @@ def chat_args(**given: object) -> argparse.Namespace:
     return argparse.Namespace(**values)
 
 
-def setup_for(cat: catalog.Catalog, hardware: Hardware | None = None, **given: object) -> Setup:
-    """A Setup as `chat` makes it, on `hardware` (default: a CPU-only PC), 4k context."""
+def setup_for(
+    cat: catalog.Catalog, hardware: Hardware | None = None, **given: object
+) -> Preparation:
+    """A Preparation as `chat` makes it, on `hardware` (default: a CPU-only PC), 4k context."""
     given.setdefault("context", 4096)
     from gptoss_local import paths
 
     first = not paths.settings_file().exists()
     settings = config.load()
     wishes = wishes_from(chat_args(**given), settings)
-    return Setup(hardware or machine(), cat, settings, wishes, first)
+    return Preparation(hardware or machine(), cat, settings, wishes, first)

@@ -121,7 +121,7 @@ LAYERS = (
     ("commands",),
     ("tui",),
     ("chat",),
-    ("setup", "benchmark"),
+    ("launch", "benchmark"),
     ("doctor",),
     ("engine_setup",),
     ("plan",),
@@ -135,7 +135,7 @@ LAYERS = (
     ("catalog",),
     ("events", "conversation"),
     ("config", "paths"),
-    ("errors", "kinds", "units", "urls", "tomlread", "heap"),
+    ("errors", "kinds", "units", "urls", "tomlread", "heap", "i18n"),
 )
 RANK = {name: depth for depth, names in enumerate(LAYERS) for name in names}
 

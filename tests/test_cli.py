@@ -124,3 +124,25 @@ def test_bad_settings_file_exits_2(cli: Cli) -> None:
     paths.settings_file().write_text("effort = 'extreme'\n")
     code, _, err = cli("doctor")
     assert code == 2 and "effort must be one of" in err
+
+
+@pytest.mark.parametrize("command", ["run", "chat"])
+def test_the_key_sent_to_a_server_is_named_apart_from_the_key_serve_asks_for(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gptoss_local.plan.wishes import wishes_from
+
+    parser = build_parser()
+    given = parser.parse_args([command, "--server-key", "sent"])
+    assert wishes_from(given, Settings()).api_key == "sent"
+    old = parser.parse_args([command, "--api-key", "old"])  # the old name still works
+    assert wishes_from(old, Settings()).api_key == "old"
+    assert capsys.readouterr().err == ""  # and says nothing about it
+    assert parser.parse_args(["serve", "--api-key", "asked"]).api_key == "asked"
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    shown = capsys.readouterr().out
+    assert "--server-key KEY" in shown and "--api-key" not in shown
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    assert "--api-key KEY" in capsys.readouterr().out

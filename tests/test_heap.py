@@ -14,8 +14,8 @@ from gptoss_local.backends.base import GenerationSettings, Stats
 from gptoss_local.conversation import Conversation, Message
 from gptoss_local.events import AnswerDelta
 from gptoss_local.hardware.machine import Hardware
+from gptoss_local.launch import runner
 from gptoss_local.plan.wishes import Wishes
-from gptoss_local.setup import runner
 from gptoss_local.tools.events import ChainEnded, ReplyEnded
 from gptoss_local.tui import pump
 from gptoss_local.tui.messages import ReplyFinished

@@ -14,8 +14,8 @@ from gptoss_local import catalog, config
 from gptoss_local.backends.base import BackendError
 from gptoss_local.cli import main
 from gptoss_local.hardware import machine as hardware
+from gptoss_local.launch.preparation import Preparation
 from gptoss_local.plan.wishes import Wishes
-from gptoss_local.setup.first_run import Setup
 from gptoss_local.store.errors import OfflineError
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")
@@ -73,7 +73,7 @@ def test_offline_pull_backend_ollama_accepts_a_tag_ollama_has(
 def test_the_chat_opener_does_not_pull_a_missing_tag(
     pulls: Path, monkeypatch: pytest.MonkeyPatch, flag: str | None, env: dict[str, str]
 ) -> None:
-    from gptoss_local.setup.runner import ollama_opener
+    from gptoss_local.launch.runner import ollama_opener
 
     switch_on(monkeypatch, env)
     with pytest.raises(BackendError, match="offline mode is on") as failed:
@@ -98,7 +98,7 @@ def test_the_first_run_download_opens_no_connection(
 
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-    setup = Setup(hardware.probe(), catalog.load(), config.Settings(), Wishes(), True)
+    setup = Preparation(hardware.probe(), catalog.load(), config.Settings(), Wishes(), True)
     with pytest.raises(OfflineError, match="offline mode is on"):
         setup.download(catalog.load().model("20b"), lambda _p: None, threading.Event())
     assert attempts == []

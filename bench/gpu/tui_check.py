@@ -1,6 +1,6 @@
 """The chat TUI on a real GPU, driven headless: load with progress, live VRAM, four turns.
 
-What `gptoss-local chat --model-path MODEL` does, through the same `first_run.Setup` and app,
+What `gptoss-local chat --model-path MODEL` does, through the same `launch.prepare` and app,
 with Textual's test pilot pressing the keys: the model loads inside the app (progress reports
 counted), NVML's VRAM use shows in the status bar, and four messages are sent (later ones reuse
 the earlier prefix). Replies are capped at 256 tokens with the end tokens banned, since the
@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))  # tests/synthetic
 
 from gptoss_local import config, heap
+from gptoss_local.launch.prepare import prepare
 from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.session.history import History
-from gptoss_local.setup.first_run import Setup
 from gptoss_local.tui.app import ChatApp, make_app
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ReplyView
@@ -192,10 +192,9 @@ def main() -> None:
         model_path=args.model, cpu_sampling=False,
     )  # fmt: skip
     settings = config.load()
-    setup = Setup.probe(wishes_from(chat_args, settings), settings)
-    wishes = setup.initial()
-    plan = setup.plan(wishes)
-    ready = setup.ready(wishes, plan)
+    prepared = prepare(wishes_from(chat_args, settings), settings)
+    plan, ready = prepared.plan, prepared.ready
+    assert ready is not None  # made ready: nothing asked first
     if args.engine_alone:
         print(json.dumps(engine_alone(ready, args.out), indent=2))
         return

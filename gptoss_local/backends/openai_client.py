@@ -245,7 +245,7 @@ def _refusal(exc: HttpFailure, url: str) -> BackendError:
     message = exc.message()
     if exc.status == 401:
         return BackendError(f"{url} refused the key ({message})",
-                            "Give the server's key with --api-key or OPENAI_API_KEY.",
+                            "Give the server's key with --server-key or OPENAI_API_KEY.",
                             kind="load_failed")  # fmt: skip
     if exc.status == 400 and "context" in message.lower():
         return BackendError(f"{url}: {message}", "Start a new chat.", kind="context_full")

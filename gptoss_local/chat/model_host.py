@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gptoss_local.backends.base import Backend, BackendError, LoadProgress
-from gptoss_local.setup.engines import Opener
+from gptoss_local.launch.engines import Opener
 
-# Makes the backend, reporting progress as it goes (`setup.first_run.Ready.open` is one).
+# Makes the backend, reporting progress as it goes (`launch.engines.Ready.open` is one).
 Hold = Literal["send", "retry", "wait"]
 
 

@@ -80,8 +80,12 @@ def client_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: $OPENAI_BASE_URL)",
     )  # fmt: skip
     parser.add_argument(
-        "--api-key", metavar="KEY", help="with --backend openai: its key (default: $OPENAI_API_KEY)"
-    )
+        "--server-key", dest="api_key", metavar="KEY",
+        help="with --backend openai: the key sent to that server (default: $OPENAI_API_KEY)",
+    )  # fmt: skip
+    # --server-key's old name, kept working; unlisted, as on `serve` --api-key is the key
+    # clients must present.
+    parser.add_argument("--api-key", dest="api_key", help=argparse.SUPPRESS)
     parser.add_argument(
         "--allow-http", action="store_true",
         help="with --backend openai: allow plain http:// beyond this PC and its local network",

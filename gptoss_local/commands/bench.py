@@ -8,9 +8,10 @@ import sys
 from dataclasses import asdict, replace
 
 from gptoss_local import benchmark, config
+from gptoss_local.commands.notes import warn
+from gptoss_local.launch.prepare import prepare
+from gptoss_local.launch.runner import choose_model, load_planned
 from gptoss_local.plan.wishes import wishes_from
-from gptoss_local.setup.first_run import Setup
-from gptoss_local.setup.runner import choose_model, load_planned
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -18,13 +19,11 @@ def run_bench(args: argparse.Namespace) -> int:
 
     settings = config.load()
     wishes = replace(wishes_from(args, settings), backend="llamacpp")  # an engine benchmark
-    setup = Setup.probe(wishes, settings)
-    wishes = setup.initial()
-    plan = setup.plan(wishes)
-    for warning in plan.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    choice = choose_model(setup.catalog, wishes.model_path, plan)
-    backend = load_planned(setup.catalog, choice, plan)
+    # Planned, not made ready: bench loads llama.cpp itself, each run sets its reply options.
+    prepared = prepare(wishes, settings, warn=warn, make_ready=False)
+    catalog, plan = prepared.preparation.catalog, prepared.plan
+    choice = choose_model(catalog, prepared.wishes.model_path, plan)
+    backend = load_planned(catalog, choice, plan)
     on_gpu = plan.gpu_layers != 0
     runs = [("greedy", False), ("default", False)] + ([("default", True)] if on_gpu else [])
     results = []

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from gptoss_local import config, paths
 from gptoss_local.chat.tool_host import ChatTools
+from gptoss_local.launch.prepare import prepare
 from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.session.history import History
-from gptoss_local.setup.first_run import Setup
 
 
 def run_chat(args: argparse.Namespace) -> int:
@@ -32,16 +32,14 @@ def run_chat(args: argparse.Namespace) -> int:
     with History() as history:
         if args.chat is not None:
             history.get_chat(args.chat)  # an unknown id is a plain error, before the app
-        setup = Setup.probe(wishes, settings)
-        ready = None
-        if not setup.needs_screen():  # reads --model-path's header: a bad file fails here
-            wishes = setup.initial()
-            ready = setup.ready(wishes, setup.plan(wishes))
+        # Ready unless the first-run screen asks first; the app shows the warnings. Reads
+        # --model-path's header: a bad file fails here, before the app.
+        prepared = prepare(wishes, settings, ask_first=True)
         from gptoss_local.tui.app import make_app  # textual: imported only for this command
 
         tools = ChatTools.from_settings(settings)  # started by the app, on a worker
-        app = make_app(history, ready=ready, setup=setup, chat_id=args.chat,
-                       tools=tools)  # fmt: skip  # setup: for F9
+        app = make_app(history, ready=prepared.ready, setup=prepared.preparation,
+                       chat_id=args.chat, tools=tools)  # fmt: skip  # setup: for F9
         try:
             app.run()
         finally:

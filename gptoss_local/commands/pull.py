@@ -11,9 +11,9 @@ from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.commands.progress_view import ProgressView
 from gptoss_local.config import Settings
 from gptoss_local.errors import WishError
+from gptoss_local.launch.engines import engine
 from gptoss_local.plan.planner import plan
 from gptoss_local.plan.wishes import Wishes
-from gptoss_local.setup.engines import engine
 from gptoss_local.store.progress import Notice
 from gptoss_local.store.pull import PullOptions
 from gptoss_local.units import size_text

@@ -14,14 +14,15 @@ from typing import Any, TextIO
 
 from gptoss_local import config
 from gptoss_local.backends.base import GenerationSettings, Stats
+from gptoss_local.commands.notes import LoadNotes, warn
 from gptoss_local.config import Settings
 from gptoss_local.conversation import Conversation, Message, Tool
 from gptoss_local.errors import WishError
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.harmony import render_prompt
 from gptoss_local.harmony.tools import function_tool
+from gptoss_local.launch.prepare import prepare
 from gptoss_local.plan.wishes import Wishes, wishes_from
-from gptoss_local.setup.first_run import Setup
 from gptoss_local.tools import (
     Approvals,
     LoopEvent,
@@ -84,7 +85,7 @@ def _registry(
             )
     registry.add_functions(functions, source)
     for problem in registry.problems:
-        _stderr(f"warning: {problem}")
+        warn(problem)
     return registry
 
 
@@ -95,11 +96,8 @@ def _answer(
     conversation: Conversation,
     registry: ToolRegistry,
 ) -> int:
-    setup = Setup.probe(wishes, settings)
-    wishes = setup.initial()
-    ready = setup.ready(wishes, setup.plan(wishes))
-    for warning in ready.warnings:
-        _stderr(f"warning: {warning}")
+    ready = prepare(wishes, settings, warn=warn).ready
+    assert ready is not None  # made ready: `run` asks nothing first
     generation = replace(
         ready.generation,
         max_tokens=args.max_tokens,
@@ -107,27 +105,13 @@ def _answer(
         top_p=args.top_p,
         seed=args.seed,
     )
-    backend = ready.open(_LoadNotes())
+    backend = ready.open(LoadNotes())
     try:
         loop = ToolLoop(backend, registry, Approvals(args.allow_tool),
                         max_calls=settings.max_tool_calls)  # fmt: skip
         return _stream(loop, conversation, generation, args)
     finally:
         backend.close()
-
-
-class _LoadNotes:
-    """Load progress on stderr: each new step once (starting Ollama, pulling a tag), not every
-    fraction of a llama.cpp load."""
-
-    def __init__(self) -> None:
-        self._last = ""
-
-    def __call__(self, fraction: float, what: str) -> bool:
-        if what and what != self._last and not what.startswith("loading"):
-            _stderr(what)
-        self._last = what
-        return True
 
 
 def _stream(

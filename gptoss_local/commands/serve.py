@@ -8,17 +8,20 @@ import os
 import signal
 import sys
 from dataclasses import replace
+from functools import partial
 
 from gptoss_local import config
 from gptoss_local.catalog import Catalog
+from gptoss_local.commands.notes import LoadNotes, warn
 from gptoss_local.errors import UnknownModelError, WishError
-from gptoss_local.plan.wishes import wishes_from
+from gptoss_local.launch.engines import engine
+from gptoss_local.launch.prepare import prepare
+from gptoss_local.plan.planner import Plan
+from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.serve.capacity import GPU_PARALLEL, cache_ram_bytes
 from gptoss_local.serve.guard import Guard, bind_problem
 from gptoss_local.serve.server import ApiServer, make_server
 from gptoss_local.serve.service import Service
-from gptoss_local.setup.engines import engine
-from gptoss_local.setup.first_run import Setup
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -33,24 +36,27 @@ def run_serve(args: argparse.Namespace) -> int:
         raise WishError(problem)  # before the load, which can take minutes
     guard = Guard(args.host, args.port, key, tuple(args.cors),
                   frozenset(h.lower() for h in args.allowed_host))  # fmt: skip
-    setup = Setup.probe(wishes, settings)
-    wishes = setup.initial()
-    plan = setup.plan(wishes)
-    if args.parallel is None and plan.gpu_layers != 0:
-        wishes = replace(wishes, parallel=GPU_PARALLEL)
-    ready = setup.ready(wishes, plan)
-    for warning in ready.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    backend = ready.open(_LoadNotes())
+    prepared = prepare(wishes, settings, warn=warn, tune=partial(_parallel, args.parallel))
+    ready = prepared.ready
+    assert ready is not None  # made ready: `serve` asks nothing first
+    backend = ready.open(LoadNotes())
     if backend.capabilities.keep_conversations:  # Ollama keeps its own caches
         backend.keep_conversations(cache_ram_bytes(args.cache_ram))
     try:
-        names = (ready.model, *_aliases(setup.catalog, ready.model))
+        names = (ready.model, *_aliases(prepared.preparation.catalog, ready.model))
         server = _listen(Service(backend, names, ready.generation, args.max_waiting), guard)
         _serve(server, ready.model, guard)
     finally:
         backend.close()
     return 0
+
+
+def _parallel(asked: int | None, wishes: Wishes, plan: Plan) -> Wishes:
+    """Replies decoded together: `GPU_PARALLEL` when the model runs on a GPU, unless
+    --parallel said how many."""
+    if asked is None and plan.gpu_layers != 0:
+        return replace(wishes, parallel=GPU_PARALLEL)
+    return wishes
 
 
 def _listen(service: Service, guard: Guard) -> ApiServer:
@@ -100,16 +106,3 @@ def _aliases(catalog: Catalog, model: str) -> tuple[str, ...]:
         return catalog.model(model).aliases
     except UnknownModelError:  # a file of one's own, or an Ollama tag
         return ()
-
-
-class _LoadNotes:
-    """Load progress on stderr: each new step once, not every fraction of a load."""
-
-    def __init__(self) -> None:
-        self._last = ""
-
-    def __call__(self, fraction: float, what: str) -> bool:
-        if what and what != self._last and not what.startswith("loading"):
-            print(what, file=sys.stderr)
-        self._last = what
-        return True

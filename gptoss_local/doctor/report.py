@@ -15,6 +15,7 @@ from gptoss_local.backends.ollama_status import ollama_status
 from gptoss_local.engine_setup.advice import gpu_engine_advice, ollama_installed
 from gptoss_local.hardware.engine import EngineStatus, engine_status
 from gptoss_local.hardware.machine import Hardware, probe
+from gptoss_local.i18n import _
 from gptoss_local.kinds import TRAITS, BackendName
 from gptoss_local.plan.planner import Plan, plan
 from gptoss_local.plan.wishes import Wishes
@@ -39,7 +40,11 @@ def engine_warnings(
     if not TRAITS[backend].in_process:  # another program's build is not ours to judge
         return []
     if not engine.installed or engine.error:
-        return [f"{engine.error}. Reinstall gptoss-local, or use --backend ollama."]
+        return [
+            _("{error}. Reinstall gptoss-local, or use --backend ollama.").format(
+                error=engine.error
+            )
+        ]
     advice = gpu_engine_advice(hardware, engine, ollama)
     return [advice] if advice else []
 

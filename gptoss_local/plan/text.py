@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from gptoss_local.i18n import _
 from gptoss_local.kinds import TRAITS
 from gptoss_local.plan import batching, memory
 from gptoss_local.plan.chosen import Plan
@@ -18,7 +19,9 @@ if TYPE_CHECKING:
 
 def speed_range(low: float, high: float) -> str:
     """'150–220', or 'about 400' when both ends are the same."""
-    return f"about {low:g}" if low == high else f"{low:g}–{high:g}"
+    if low == high:
+        return _("about {speed:g}").format(speed=low)
+    return f"{low:g}–{high:g}"
 
 
 def describe_choice(
@@ -38,16 +41,24 @@ def describe_choice(
         reasons.append(_micro_batch_line(plan, spec))
     if plan.fits and plan.speed:
         reasons.append(
-            f"Expected decode speed: {speed_range(plan.speed.low, plan.speed.high)} tokens/s "
-            f"({plan.speed.basis})."
+            _("Expected decode speed: {speed} tokens/s ({basis}).").format(
+                speed=speed_range(plan.speed.low, plan.speed.high), basis=plan.speed.basis
+            )
         )
     if not plan.fits:
         warnings.append(_shortfall_line(plan, spec))
     if alternative:
         other, where = alternative
         reasons.append(
-            f"{other.name} would also run here with the experts of {where.cpu_moe_layers} of "
-            f"{other.shape.layers} layers in system RAM (much slower): --model {other.aliases[0]}."
+            _(
+                "{model} would also run here with the experts of {moved} of {layers} layers "
+                "in system RAM (much slower): --model {alias}."
+            ).format(
+                model=other.name,
+                moved=where.cpu_moe_layers,
+                layers=other.shape.layers,
+                alias=other.aliases[0],
+            )
         )
     return reasons, warnings
 
@@ -55,27 +66,30 @@ def describe_choice(
 def why_model(spec: ModelSpec, catalog: Catalog, explicit: bool) -> str:
     """Why this model: asked for, the largest that fits a big card, or the default."""
     if explicit:
-        return f"{spec.name} was asked for."
+        return _("{model} was asked for.").format(model=spec.name)
     if spec.total_bytes > min(m.total_bytes for m in catalog.models):
-        return (
-            f"{spec.name} fits entirely on this workstation or data-centre GPU memory, "
+        return _(
+            "{model} fits entirely on this workstation or data-centre GPU memory, "
             "so the larger model is chosen."
-        )
+        ).format(model=spec.name)
     bigger = [m.name for m in catalog.models if m.total_bytes > spec.total_bytes]
     if not bigger:
-        return f"{spec.name} is the model for this machine."
-    return (
-        f"{spec.name} is the default; {', '.join(bigger)} is chosen by itself only where a "
+        return _("{model} is the model for this machine.").format(model=spec.name)
+    return _(
+        "{model} is the default; {bigger} is chosen by itself only where a "
         "workstation or data-centre GPU holds it entirely."
-    )
+    ).format(model=spec.name, bigger=", ".join(bigger))
 
 
 def backend_warnings(plan: Plan) -> list[str]:
     """What the chosen backend cannot do of the plan."""
     if plan.cpu_moe_layers and not TRAITS[plan.backend].experts_in_ram:
         return [
-            "Ollama cannot keep only the experts in system RAM: it moves whole layers to the CPU, "
-            "which is slower. The llama.cpp backend (--backend llamacpp) follows this plan exactly."
+            _(
+                "Ollama cannot keep only the experts in system RAM: it moves whole layers to the "
+                "CPU, which is slower. The llama.cpp backend (--backend llamacpp) follows this "
+                "plan exactly."
+            )
         ]
     return []
 
@@ -85,86 +99,138 @@ def disk_warnings(spec: ModelSpec, hardware: Hardware) -> list[str]:
     if spec.total_bytes + GIB <= hardware.disk_free:
         return []
     return [
-        f"Downloading {spec.name} needs {gib(spec.total_bytes)} of disk; only "
-        f"{gib(hardware.disk_free)} is free at {hardware.disk_path}."
+        _("Downloading {model} needs {size} of disk; only {free} is free at {path}.").format(
+            model=spec.name,
+            size=gib(spec.total_bytes),
+            free=gib(hardware.disk_free),
+            path=hardware.disk_path,
+        )
     ]
 
 
 def left_out_line(gpu: Gpu) -> str:
     """A card too full to help."""
-    return f"GPU {gpu.index} ({gpu.name}) has only {gib(gpu.free_vram)} free and is left out."
+    return _("GPU {index} ({name}) has only {free} free and is left out.").format(
+        index=gpu.index, name=gpu.name, free=gib(gpu.free_vram)
+    )
 
 
 def effort_warnings(effort: str, context: int) -> list[str]:
     """Reasoning needs room: high effort in a small context loses track of the question."""
     if effort == "high" and context < 16_384:
         return [
-            f"High reasoning effort can fill a {context:,}-token context quickly; "
-            "use 16,384 or more."
+            _(
+                "High reasoning effort can fill a {context:,}-token context quickly; "
+                "use 16,384 or more."
+            ).format(context=context)
         ]
     if effort == "medium" and context < 8_192:
         return [
-            f"A {context:,}-token context is tight for medium reasoning effort; use 8,192 or more."
+            _(
+                "A {context:,}-token context is tight for medium reasoning effort; "
+                "use 8,192 or more."
+            ).format(context=context)
         ]
     return []
 
 
 def _hardware_line(hardware: Hardware, gpus: tuple[Gpu, ...]) -> str:
-    ram = f"{gib(hardware.ram_available)} of {gib(hardware.ram_total)} RAM available"
+    ram = _("{available} of {total} RAM available").format(
+        available=gib(hardware.ram_available), total=gib(hardware.ram_total)
+    )
+    if not hardware.gpus and hardware.nvml_error:
+        return _("No NVIDIA GPU found ({why}); {ram}.").format(why=hardware.nvml_error, ram=ram)
     if not hardware.gpus:
-        why = f" ({hardware.nvml_error})" if hardware.nvml_error else ""
-        return f"No NVIDIA GPU found{why}; {ram}."
+        return _("No NVIDIA GPU found; {ram}.").format(ram=ram)
     if not gpus:
-        return f"No GPU has enough free memory to help; {ram}."
+        return _("No GPU has enough free memory to help; {ram}.").format(ram=ram)
     names = Counter(g.name for g in gpus)
     cards = ", ".join(f"{n}× {name}" if n > 1 else name for name, n in names.items())
-    free = sum(g.free_vram for g in gpus)
-    total = sum(g.total_vram for g in gpus)
-    split = " (llama.cpp splits the layers across them)" if len(gpus) > 1 else ""
-    return f"Found {cards}{split}: {gib(free)} of {gib(total)} VRAM free; {ram}."
+    free = gib(sum(g.free_vram for g in gpus))
+    total = gib(sum(g.total_vram for g in gpus))
+    if len(gpus) > 1:
+        return _(
+            "Found {cards} (llama.cpp splits the layers across them): {free} of {total} VRAM "
+            "free; {ram}."
+        ).format(cards=cards, free=free, total=total, ram=ram)
+    return _("Found {cards}: {free} of {total} VRAM free; {ram}.").format(
+        cards=cards, free=free, total=total, ram=ram
+    )
 
 
 def _placement_line(plan: Plan, spec: ModelSpec, hardware: Hardware) -> str:
-    context = f"a {plan.context:,}-token context"
     if plan.placement == "gpu":
-        return (
-            f"{spec.name} runs entirely on the GPU with {context}: about {gib(plan.est_vram)} of "
-            f"VRAM of {gib(plan.vram_budget)} usable (free VRAM less a safety margin)."
+        return _(
+            "{model} runs entirely on the GPU with a {context:,}-token context: about {vram} of "
+            "VRAM of {budget} usable (free VRAM less a safety margin)."
+        ).format(
+            model=spec.name,
+            context=plan.context,
+            vram=gib(plan.est_vram),
+            budget=gib(plan.vram_budget),
         )
     if plan.placement == "gpu+ram":
-        moved = plan.cpu_moe_layers * spec.shape.expert_layer_bytes
-        return (
-            f"{spec.name} does not fit entirely in VRAM, so the experts of {plan.cpu_moe_layers} "
-            f"of {spec.shape.layers} layers ({gib(moved)}) stay in system RAM with {context}: "
-            f"about {gib(plan.est_vram)} VRAM and {gib(plan.est_ram)} RAM. The rest stays on the "
-            "GPU; decode is slower than fully on the GPU."
+        return _(
+            "{model} does not fit entirely in VRAM, so the experts of {moved} of {layers} layers "
+            "({size}) stay in system RAM with a {context:,}-token context: about {vram} VRAM and "
+            "{ram} RAM. The rest stays on the GPU; decode is slower than fully on the GPU."
+        ).format(
+            model=spec.name,
+            moved=plan.cpu_moe_layers,
+            layers=spec.shape.layers,
+            size=gib(plan.cpu_moe_layers * spec.shape.expert_layer_bytes),
+            context=plan.context,
+            vram=gib(plan.est_vram),
+            ram=gib(plan.est_ram),
         )
     if plan.placement == "cpu":
-        return (
-            f"{spec.name} runs on the CPU from system RAM with {context}: about "
-            f"{gib(plan.est_ram)} of {gib(plan.ram_budget)} usable RAM. Expect slow replies."
+        return _(
+            "{model} runs on the CPU from system RAM with a {context:,}-token context: about "
+            "{ram} of {budget} usable RAM. Expect slow replies."
+        ).format(
+            model=spec.name,
+            context=plan.context,
+            ram=gib(plan.est_ram),
+            budget=gib(plan.ram_budget),
         )
-    return f"Nothing fits on this machine with {context}."
+    return _("Nothing fits on this machine with a {context:,}-token context.").format(
+        context=plan.context
+    )
 
 
 def _micro_batch_line(plan: Plan, spec: ModelSpec) -> str:
     experts_on_gpu = plan.cpu_moe_layers < spec.shape.layers
     extra = memory.compute_buffer_bytes(spec, plan.n_ubatch, experts_on_gpu)
     extra -= memory.compute_buffer_bytes(spec, batching.SMALLEST, experts_on_gpu)
-    gain = "several times faster with experts in RAM" if plan.cpu_moe_layers else "faster"
-    return (
-        f"Prompts are read {plan.n_ubatch:,} tokens at a time ({gain} than "
-        f"{batching.SMALLEST}), for about {gib(extra)} more VRAM."
-    )
+    if plan.cpu_moe_layers:
+        return _(
+            "Prompts are read {batch:,} tokens at a time (several times faster with experts in "
+            "RAM than {smallest}), for about {extra} more VRAM."
+        ).format(batch=plan.n_ubatch, smallest=batching.SMALLEST, extra=gib(extra))
+    return _(
+        "Prompts are read {batch:,} tokens at a time (faster than {smallest}), for about "
+        "{extra} more VRAM."
+    ).format(batch=plan.n_ubatch, smallest=batching.SMALLEST, extra=gib(extra))
 
 
 def _shortfall_line(plan: Plan, spec: ModelSpec) -> str:
-    lead = f"{spec.name} will not fit" if plan.model else "No model fits"
-    parts = []
-    if plan.est_vram > plan.vram_budget:
-        parts.append(f"{gib(plan.est_vram)} VRAM (usable: {gib(plan.vram_budget)})")
-    if plan.est_ram > plan.ram_budget:
-        parts.append(f"{gib(plan.est_ram)} RAM (usable: {gib(plan.ram_budget)})")
-    need = " and ".join(parts) or "more memory than is free"
-    fix = "close other programs, choose a smaller context, or use a machine with more memory"
-    return f"{lead}: the least demanding placement of {spec.name} needs {need}; {fix}."
+    vram = _("{need} VRAM (usable: {usable})").format(
+        need=gib(plan.est_vram), usable=gib(plan.vram_budget)
+    )
+    ram = _("{need} RAM (usable: {usable})").format(
+        need=gib(plan.est_ram), usable=gib(plan.ram_budget)
+    )
+    short_vram, short_ram = plan.est_vram > plan.vram_budget, plan.est_ram > plan.ram_budget
+    if short_vram and short_ram:
+        need = _("{vram} and {ram}").format(vram=vram, ram=ram)
+    else:
+        need = vram if short_vram else ram if short_ram else _("more memory than is free")
+    if plan.model:
+        return _(
+            "{model} will not fit: the least demanding placement of {model} needs {need}; close "
+            "other programs, choose a smaller context, or use a machine with more memory."
+        ).format(model=spec.name, need=need)
+    return _(
+        "No model fits: the least demanding placement of {model} needs {need}; close other "
+        "programs, choose a smaller context, or use a machine with more memory."
+    ).format(model=spec.name, need=need)

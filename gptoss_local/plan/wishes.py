@@ -42,7 +42,7 @@ class Wishes:
         cpu_sampling: Sample on the CPU even when the model runs on a GPU.
         base_url: The OpenAI-compatible server of the `openai` backend (`--base-url`, else
             `OPENAI_BASE_URL`).
-        api_key: That server's key (`--api-key`, else `OPENAI_API_KEY`).
+        api_key: That server's key (`--server-key`, else `OPENAI_API_KEY`).
         allow_http: Plain http:// to that server even beyond the local network.
         parallel: Replies the llama.cpp engine decodes together (`serve --parallel`).
         given: The fields the command line set (not asked again on the first-run screen).

@@ -2,8 +2,9 @@
 
 `server.py` is the HTTP layer (stdlib `ThreadingHTTPServer`), `guard.py` its rules (loopback
 unless a key is set, the Host header, CORS only when asked), `service.py` the routes;
-`chat_request.py` / `responses_request.py` read the two APIs' JSON into a `Job`
-(`job.py`), `turn.py` runs a job on the backend (stop strings applied), `chat_reply.py` /
+`apis.py` holds one object per API: `chat_request.py` / `responses_request.py` read its JSON
+into an `ApiRequest` (`api_request.py`, with the fields both share in `fields.py`),
+`generation.py` runs it on the backend (stop strings applied), `chat_reply.py` /
 `responses_reply.py` write its events back as JSON or server-sent events (`sse.py`), and
 `scheduler.py` starts concurrent requests in arrival order, as many at once as the backend
 decodes together. Each conversation keeps its own cached prefix between turns (the backend's

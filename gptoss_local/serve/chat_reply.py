@@ -10,9 +10,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gptoss_local.backends.base import Stats
+from gptoss_local.conversation import AssistantDraft
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
-from gptoss_local.serve.job import Job
-from gptoss_local.serve.turn import Turn
+from gptoss_local.serve.api_request import ApiRequest
+from gptoss_local.serve.generation import Generation
 
 
 def new_id(prefix: str) -> str:
@@ -42,30 +43,27 @@ def tool_call_json(call: ToolCall, index: int | None = None) -> dict[str, Any]:
 class ChatReply:
     """The reply to one chat completion request."""
 
-    def __init__(self, job: Job) -> None:
-        self.job = job
+    def __init__(self, asked: ApiRequest) -> None:
+        self.asked = asked
         self.id = new_id("chatcmpl-")
         self.created = int(time.time())
 
-    def completion(self, events: Iterable[Event], turn: Turn) -> dict[str, Any]:
-        """The whole reply as one object (after the generation has ended)."""
-        reasoning, content, calls = [], [], []
+    def whole(self, events: Iterable[Event], generation: Generation) -> dict[str, Any]:
+        """The whole reply as one `chat.completion` object (after the generation has ended)."""
+        draft = AssistantDraft()
         for event in events:
-            if isinstance(event, ReasoningDelta):
-                reasoning.append(event.text)
-            elif isinstance(event, (AnswerDelta, PreambleDelta)):
-                content.append(event.text)
-            elif isinstance(event, ToolCall):
-                calls.append(tool_call_json(event))
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
-        if reasoning:
-            message["reasoning_content"] = "".join(reasoning)
-        if calls:
-            message["tool_calls"] = calls
-        choice = {"index": 0, "message": message, "finish_reason": turn.finish, "logprobs": None}
-        return {**self._head("chat.completion"), "choices": [choice], "usage": usage(turn.stats)}
+            draft.add(event)
+        message: dict[str, Any] = {"role": "assistant", "content": draft.content or None}
+        if draft.reasoning:
+            message["reasoning_content"] = draft.reasoning
+        if draft.calls:
+            message["tool_calls"] = [tool_call_json(call) for call in draft.calls]
+        finish = generation.finish
+        choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+        head = self._head("chat.completion")
+        return {**head, "choices": [choice], "usage": usage(generation.stats)}
 
-    def chunks(self, events: Iterable[Event], turn: Turn) -> Iterator[dict[str, Any]]:
+    def pieces(self, events: Iterable[Event], generation: Generation) -> Iterator[dict[str, Any]]:
         """The reply as stream chunks, the last one (with `include_usage`) carrying usage."""
         yield self._chunk({"role": "assistant", "content": ""})
         calls = 0
@@ -77,17 +75,18 @@ class ChatReply:
             elif isinstance(event, ToolCall):
                 yield self._chunk({"tool_calls": [tool_call_json(event, calls)]})
                 calls += 1
-        yield self._chunk({}, turn.finish)
-        if self.job.include_usage:
-            yield {**self._head("chat.completion.chunk"), "choices": [], "usage": usage(turn.stats)}
+        yield self._chunk({}, generation.finish)
+        if self.asked.include_usage:
+            last = {**self._head("chat.completion.chunk"), "choices": []}
+            yield {**last, "usage": usage(generation.stats)}
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
         chunk = {**self._head("chat.completion.chunk"), "choices": [choice]}
-        if self.job.include_usage:
+        if self.asked.include_usage:
             chunk["usage"] = None
         return chunk
 
     def _head(self, kind: str) -> dict[str, Any]:
-        return {"id": self.id, "object": kind, "created": self.created, "model": self.job.model,
+        return {"id": self.id, "object": kind, "created": self.created, "model": self.asked.model,
                 "system_fingerprint": None}  # fmt: skip

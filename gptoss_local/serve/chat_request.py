@@ -1,4 +1,4 @@
-"""A Chat Completions request (`POST /v1/chat/completions`) as a `Job`.
+"""A Chat Completions request (`POST /v1/chat/completions`) as an `ApiRequest`.
 
 Messages map onto Harmony's: system and developer messages become the instructions (the
 developer message's `# Instructions`; the system message is the model's own preamble), user
@@ -10,57 +10,43 @@ call whose `tool_call_id` it names.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
-from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-from gptoss_local.conversation import Conversation, Message, ToolCallRecord
-from gptoss_local.serve import job as read
+from gptoss_local.conversation import Message, ToolCallRecord
+from gptoss_local.serve.api_request import RequestReader
 from gptoss_local.serve.errors import bad_request
-from gptoss_local.serve.job import Body, Job
+from gptoss_local.serve.fields import Body
 from gptoss_local.serve.limits import Limits
 
 # Content parts that hold text, in either API (reasoning items have their own two kinds).
 TEXT_PARTS = ("text", "input_text", "output_text", "reasoning_text", "summary_text")
 
 
-def chat_job(
-    data: Any,
-    known_models: Sequence[str],
-    defaults: GenerationSettings,
-    limits: Limits | None = None,
-) -> Job:
-    """The job a chat completion request asks for; a 400 `ApiError` names what is wrong.
-    `limits`: the bounds of the loaded model's context (default: gpt-oss's full context)."""
-    limits = limits or Limits()
-    body = Body(data)
-    model = read.model_name(body, known_models)
-    read.refuse_unsupported(body)
-    _refuse_formats(body)
-    items = body.items("messages")
-    limits.check_count(items or [], "messages")  # before reading them one by one
-    messages, instructions = _messages(items)
-    reasoning = body.mapping("reasoning") or {}
-    wished = body.data.get("reasoning_effort", reasoning.get("effort"))
-    chosen = replace(defaults, effort=read.effort(wished, "reasoning_effort", defaults.effort))
-    settings = read.sampling(body, chosen, ("max_completion_tokens", "max_tokens"))
-    conversation = Conversation(tuple(messages), instructions, read.tools(body))
-    options = body.mapping("stream_options") or {}
-    return Job(
-        model=model,
-        request=ReplyRequest(read.checked(conversation, "messages", limits), settings),
-        stops=read.stops(body.data.get("stop")),
-        stream=body.flag("stream"),
-        include_usage=bool(options.get("include_usage")),
-    )
+class ChatReader(RequestReader):
+    """Reads a chat completion request (see the module's docstring)."""
 
+    param = "messages"
+    effort_param = "reasoning_effort"
+    format_param = "response_format"
+    max_keys = ("max_completion_tokens", "max_tokens")
 
-def _refuse_formats(body: Body) -> None:
-    wanted = (body.mapping("response_format") or {}).get("type", "text")
-    if wanted != "text":
-        raise bad_request(f"response_format {wanted!r} is not supported: only text",
-                          "response_format", "unsupported_value")  # fmt: skip
+    def refuse(self, body: Body) -> None:
+        wanted = (body.mapping("response_format") or {}).get("type", "text")
+        if wanted != "text":
+            raise bad_request(f"response_format {wanted!r} is not supported: only text",
+                              "response_format", "unsupported_value")  # fmt: skip
+
+    def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
+        items = body.items("messages")
+        limits.check_count(items or [], "messages")  # before reading them one by one
+        return _messages(items)
+
+    def effort(self, body: Body) -> Any:
+        reasoning = body.mapping("reasoning") or {}
+        return body.data.get("reasoning_effort", reasoning.get("effort"))
+
+    def include_usage(self, body: Body) -> bool:
+        return bool((body.mapping("stream_options") or {}).get("include_usage"))
 
 
 def _messages(items: list[Any] | None) -> tuple[list[Message], str | None]:

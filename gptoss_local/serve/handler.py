@@ -225,7 +225,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _log(self, method: str, path: str, answer: Answer, seconds: float) -> None:
         """Method, path, status, time and token counts; never what was asked or answered."""
-        stats = answer.turn.stats if answer.turn is not None else None
+        stats = answer.generation.stats if answer.generation is not None else None
         tokens = ""
         if stats is not None:
             tokens = (f" prompt={stats.prompt_tokens} cached={stats.cached_tokens} "

@@ -8,10 +8,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gptoss_local.backends.base import Stats
-from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
+from gptoss_local.conversation import AssistantDraft, DraftPart
+from gptoss_local.events import TEXT_EVENTS, Event, ToolCall
+from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.chat_reply import new_id
-from gptoss_local.serve.job import Job
-from gptoss_local.serve.turn import Turn
+from gptoss_local.serve.generation import Generation
 
 StreamEvent = dict[str, Any]
 
@@ -31,25 +32,26 @@ def usage(stats: Stats | None) -> dict[str, Any]:
 class ResponsesReply:
     """The reply to one Responses request."""
 
-    def __init__(self, job: Job) -> None:
-        self.job = job
+    def __init__(self, asked: ApiRequest) -> None:
+        self.asked = asked
         self.id = new_id("resp_")
         self.created = int(time.time())
         self.output: list[dict[str, Any]] = []
+        self._draft = AssistantDraft()  # where each output item begins
         self._open: dict[str, Any] | None = None  # the reasoning or message item being written
         self._sequence = 0
 
-    def response(self, turn: Turn | None = None) -> dict[str, Any]:
-        """The response object: in progress without `turn`, else as it ended."""
-        s, c = self.job.request.settings, self.job.request.conversation
+    def response(self, generation: Generation | None = None) -> dict[str, Any]:
+        """The response object: in progress without `generation`, else as it ended."""
+        s, c = self.asked.request.settings, self.asked.request.conversation
         status, details = "in_progress", None
-        if turn is not None:
-            status = "incomplete" if turn.finish == "length" else "completed"
+        if generation is not None:
+            status = "incomplete" if generation.finish == "length" else "completed"
             details = {"reason": "max_output_tokens"} if status == "incomplete" else None
         return {
             "id": self.id, "object": "response", "created_at": self.created, "status": status,
-            "model": self.job.model, "output": list(self.output) if turn else [],
-            "usage": usage(turn.stats) if turn else None, "error": None,
+            "model": self.asked.model, "output": list(self.output) if generation else [],
+            "usage": usage(generation.stats) if generation else None, "error": None,
             "incomplete_details": details, "instructions": c.instructions,
             "max_output_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
             "reasoning": {"effort": s.effort, "summary": None}, "tool_choice": "auto",
@@ -59,42 +61,43 @@ class ResponsesReply:
             "metadata": {},
         }  # fmt: skip
 
-    def complete(self, events: Iterable[Event], turn: Turn) -> dict[str, Any]:
+    def whole(self, events: Iterable[Event], generation: Generation) -> dict[str, Any]:
         """The whole reply as one response object (after the generation has ended)."""
-        for _ in self.stream(events, turn):
+        for _ in self.pieces(events, generation):
             pass
-        return self.response(turn)
+        return self.response(generation)
 
-    def stream(self, events: Iterable[Event], turn: Turn) -> Iterator[StreamEvent]:
+    def pieces(self, events: Iterable[Event], generation: Generation) -> Iterator[StreamEvent]:
         """The reply as Responses stream events, from `response.created` to
-        `response.completed` (or `response.incomplete`)."""
+        `response.completed` (or `response.incomplete`). Each part of the turn is one output
+        item: a run of reasoning, a run of answer text, a call."""
         yield self._event("response.created", response=self.response())
         yield self._event("response.in_progress", response=self.response())
         for event in events:
-            if isinstance(event, ReasoningDelta):
-                yield from self._text("reasoning", event.text)
-            elif isinstance(event, (AnswerDelta, PreambleDelta)):
-                yield from self._text("message", event.text)
-            elif isinstance(event, ToolCall):
+            begun = self._draft.add(event)
+            if begun is not None:
                 yield from self._close()
+            if isinstance(event, ToolCall):
                 yield from self._call(event)
+            elif isinstance(event, TEXT_EVENTS):
+                if begun is not None:
+                    yield from self._begin(begun)
+                yield self._text(event.text)
         yield from self._close()
-        final = self.response(turn)
+        final = self.response(generation)
         yield self._event(f"response.{final['status']}", response=final)
 
-    def _text(self, kind: str, text: str) -> Iterator[StreamEvent]:
-        if self._open is None or self._open["type"] != kind:
-            yield from self._close()
-            yield from self._begin(kind)
+    def _text(self, text: str) -> StreamEvent:
         item = self._open
         assert item is not None
         item["content"][0]["text"] += text
-        delta = "reasoning_text" if kind == "reasoning" else "output_text"
-        extra: dict[str, Any] = {} if kind == "reasoning" else {"logprobs": []}
-        yield self._event(f"response.{delta}.delta", item_id=item["id"], output_index=
-                          len(self.output), content_index=0, delta=text, **extra)  # fmt: skip
+        reasoning = item["type"] == "reasoning"
+        delta = "reasoning_text" if reasoning else "output_text"
+        extra: dict[str, Any] = {} if reasoning else {"logprobs": []}
+        return self._event(f"response.{delta}.delta", item_id=item["id"], output_index=
+                           len(self.output), content_index=0, delta=text, **extra)  # fmt: skip
 
-    def _begin(self, kind: str) -> Iterator[StreamEvent]:
+    def _begin(self, kind: DraftPart) -> Iterator[StreamEvent]:
         if kind == "reasoning":
             part: dict[str, Any] = {"type": "reasoning_text", "text": ""}
             item = {"id": new_id("rs_"), "type": "reasoning", "summary": [], "content": [part]}

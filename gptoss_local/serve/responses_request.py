@@ -1,4 +1,4 @@
-"""A Responses API request (`POST /v1/responses`) as a `Job`.
+"""A Responses API request (`POST /v1/responses`) as an `ApiRequest`.
 
 `input` is a string (one user message) or a list of items: messages (system and developer
 ones become the instructions, with `instructions`), `reasoning`, `function_call` and
@@ -9,57 +9,48 @@ calls after that form one Harmony assistant message, as the model wrote them.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-from gptoss_local.conversation import Conversation, Message, ToolCallRecord
-from gptoss_local.serve import job as read
+from gptoss_local.conversation import Message, ToolCallRecord
+from gptoss_local.serve.api_request import RequestReader
 from gptoss_local.serve.chat_request import text_of
 from gptoss_local.serve.errors import bad_request
-from gptoss_local.serve.job import Body, Job
+from gptoss_local.serve.fields import Body
 from gptoss_local.serve.limits import Limits
 
 
-def responses_job(
-    data: Any,
-    known_models: Sequence[str],
-    defaults: GenerationSettings,
-    limits: Limits | None = None,
-) -> Job:
-    """The job a Responses request asks for; a 400 `ApiError` names what is wrong.
-    `limits`: the bounds of the loaded model's context (default: gpt-oss's full context)."""
-    limits = limits or Limits()
-    body = Body(data)
-    model = read.model_name(body, known_models)
-    read.refuse_unsupported(body)
-    if body.flag("background"):
-        raise bad_request("background responses are not supported", "background",
-                          "unsupported_parameter")  # fmt: skip
-    wanted = ((body.mapping("text") or {}).get("format") or {}).get("type", "text")
-    if wanted != "text":
-        raise bad_request(f"text.format {wanted!r} is not supported: only text", "text.format",
-                          "unsupported_value")  # fmt: skip
-    raw = body.data.get("input")
-    if isinstance(raw, list):
-        limits.check_count(raw, "input")  # before reading the items one by one
-    history = _History()
-    history.read(raw)
-    instructions = "\n\n".join(filter(None, [body.text("instructions"), *history.instructions]))
-    wished = (body.mapping("reasoning") or {}).get("effort")
-    chosen = replace(defaults, effort=read.effort(wished, "reasoning.effort", defaults.effort))
-    conversation = Conversation(tuple(history.messages), instructions or None, read.tools(body))
-    return Job(
-        model=model,
-        request=ReplyRequest(
-            read.checked(conversation, "input", limits),
-            read.sampling(body, chosen, ("max_output_tokens",)),
-        ),
-        stops=read.stops(body.data.get("stop")),
-        stream=body.flag("stream"),
-        include_usage=True,
-    )
+class ResponsesReader(RequestReader):
+    """Reads a Responses request (see the module's docstring)."""
+
+    param = "input"
+    effort_param = "reasoning.effort"
+    format_param = "text.format"
+    max_keys = ("max_output_tokens",)
+
+    def refuse(self, body: Body) -> None:
+        if body.flag("background"):
+            raise bad_request("background responses are not supported", "background",
+                              "unsupported_parameter")  # fmt: skip
+        wanted = ((body.mapping("text") or {}).get("format") or {}).get("type", "text")
+        if wanted != "text":
+            raise bad_request(f"text.format {wanted!r} is not supported: only text",
+                              "text.format", "unsupported_value")  # fmt: skip
+
+    def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
+        raw = body.data.get("input")
+        if isinstance(raw, list):
+            limits.check_count(raw, "input")  # before reading the items one by one
+        history = _History()
+        history.read(raw)
+        given = [body.text("instructions"), *history.instructions]
+        return history.messages, "\n\n".join(filter(None, given)) or None
+
+    def effort(self, body: Body) -> Any:
+        return (body.mapping("reasoning") or {}).get("effort")
+
+    def include_usage(self, body: Body) -> bool:
+        return True
 
 
 @dataclass

@@ -6,10 +6,10 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from gptoss_local.backends.base import (
     Backend,
@@ -19,31 +19,25 @@ from gptoss_local.backends.base import (
     check_request,
 )
 from gptoss_local.events import Event
-from gptoss_local.serve import sse
-from gptoss_local.serve.chat_reply import ChatReply
-from gptoss_local.serve.chat_request import chat_job
+from gptoss_local.serve.api_request import ApiRequest
+from gptoss_local.serve.apis import ROUTES, Api
 from gptoss_local.serve.errors import ApiError
-from gptoss_local.serve.job import Job
+from gptoss_local.serve.generation import Generation, Streamer
 from gptoss_local.serve.limits import Limits
-from gptoss_local.serve.responses_reply import ResponsesReply
-from gptoss_local.serve.responses_request import responses_job
 from gptoss_local.serve.scheduler import Busy, Gone, Scheduler
-from gptoss_local.serve.turn import Streamer, Turn
 
-Api = Literal["chat", "responses"]
-ROUTES: dict[str, Api] = {"/v1/chat/completions": "chat", "/v1/responses": "responses"}
 GONE = 499  # the client closed the connection (nginx's code; only ever logged)
 
 
 @dataclass
 class Answer:
     """What to send: a JSON body, or a stream of server-sent events (which holds the model's
-    slot until it is exhausted or closed). `turn` gives the token counts for the log."""
+    slot until it is exhausted or closed). `generation` gives the token counts for the log."""
 
     status: int = 200
     body: dict[str, Any] | None = None
     stream: Iterator[bytes] | None = None
-    turn: Turn | None = None
+    generation: Generation | None = None
 
 
 class Service:
@@ -91,17 +85,16 @@ class Service:
         api = ROUTES.get(path)
         if api is None:
             raise _no_route(path)
-        reader = chat_job if api == "chat" else responses_job
-        job = reader(data, self.names, self.defaults, self.limits)
+        asked = api.reader.read(data, self.names, self.defaults, self.limits)
         try:  # before it waits for the model: what the engine cannot do is the client's 400
-            check_request(self.backend.capabilities, job.request, self._engine)
-        except UnsupportedRequest as exc:
-            raise _unsupported(exc, api) from None
+            check_request(self.backend.capabilities, asked.request, self._engine)
+        except UnsupportedRequest as exc:  # named as the API names the field
+            raise ApiError(400, str(exc), "unsupported_value", api.param_of(exc.field)) from None
         stack = ExitStack()
         try:
             stack.enter_context(self.scheduler.slot(cancel))
-            turn = Turn(self._stream, job, cancel)
-            events = iter(turn)
+            generation = Generation(self._stream, asked, cancel)
+            events = iter(generation)
             first = next(events, None)  # a failure before any output is an HTTP error
         except Busy:
             stack.close()
@@ -117,62 +110,42 @@ class Service:
             stack.close()
             raise
         output = itertools.chain([first] if first is not None else [], events)
-        if not job.stream:
+        if not asked.stream:
             with stack:
-                return Answer(body=_whole(api, job, output, turn), turn=turn)
-        return Answer(stream=_streamed(api, job, output, turn, stack), turn=turn)
+                return Answer(body=_whole(api, asked, output, generation), generation=generation)
+        streamed = _streamed(api, asked, output, generation, stack)
+        return Answer(stream=streamed, generation=generation)
 
     def _model(self) -> dict[str, Any]:
         return {"id": self.names[0], "object": "model", "created": self._created,
                 "owned_by": "gptoss-local", "max_model_len": self._context}  # fmt: skip
 
 
-def _whole(api: Api, job: Job, output: Iterable[Event], turn: Turn) -> dict[str, Any]:
+def _whole(
+    api: Api, asked: ApiRequest, output: Iterable[Event], generation: Generation
+) -> dict[str, Any]:
     try:
-        if api == "chat":
-            return ChatReply(job).completion(output, turn)
-        return ResponsesReply(job).complete(output, turn)
+        return api.reply(asked).whole(output, generation)
     except BackendError as exc:
         raise _backend_error(exc) from None
 
 
 def _streamed(
-    api: Api, job: Job, output: Iterable[Event], turn: Turn, stack: ExitStack
+    api: Api, asked: ApiRequest, output: Iterable[Event], generation: Generation, stack: ExitStack
 ) -> Iterator[bytes]:
     with stack:
-        pieces: Iterable[dict[str, Any]]
-        if api == "chat":
-            pieces = ChatReply(job).chunks(output, turn)
-            encode: Callable[[dict[str, Any]], bytes] = sse.data_line
-        else:
-            pieces = ResponsesReply(job).stream(output, turn)
-            encode = sse.typed_event
         try:
-            for piece in pieces:
-                yield encode(piece)
+            for piece in api.reply(asked).pieces(output, generation):
+                yield api.encode(piece)
         except BackendError as exc:  # after the headers: the error goes into the stream
-            error = _backend_error(exc).body()
-            if api == "responses":  # the Responses error event, with the Chat-style body too
-                fields = {k: error["error"][k] for k in ("code", "message", "param")}
-                error = {"type": "error", **fields, **error}
-            yield encode(error)
-        if api == "chat":
-            yield sse.DONE
+            yield api.encode(api.error_piece(_backend_error(exc).body()))
+        yield from api.closing
 
 
 def _backend_error(exc: BackendError) -> ApiError:
     if exc.kind == "context_full":
         return ApiError(400, str(exc), "context_length_exceeded", "messages")
     return ApiError(500, f"The model failed: {exc}", exc.kind)
-
-
-def _unsupported(exc: UnsupportedRequest, api: Api) -> ApiError:
-    """A 400 naming the request field the engine refused, as the API spells it."""
-    chat = api == "chat"
-    params = {"tools": "tools", "builtin_tools": "tools",
-              "response_format": "response_format" if chat else "text.format",
-              "attachments": "messages" if chat else "input"}  # fmt: skip
-    return ApiError(400, str(exc), "unsupported_value", params.get(exc.field))
 
 
 def _no_route(path: str) -> ApiError:

@@ -6,6 +6,7 @@ import shlex
 from pathlib import Path
 
 from gptoss_local.errors import UserError
+from gptoss_local.i18n import _
 
 
 class HistoryError(UserError):
@@ -16,7 +17,9 @@ class UnknownChatError(HistoryError):
     """No chat has the id that was asked for."""
 
     def __init__(self, chat_id: int) -> None:
-        super().__init__(f"no chat with id {chat_id}; `gptoss-local chats` lists the saved chats")
+        super().__init__(
+            _("no chat with id {id}; `gptoss-local chats` lists the saved chats").format(id=chat_id)
+        )
         self.chat_id = chat_id
 
 
@@ -30,8 +33,11 @@ class HistoryDamagedError(HistoryError):
     def __init__(self, path: Path, detail: str) -> None:
         quoted = shlex.quote(str(path))
         super().__init__(
-            f"the chat history {path} is damaged ({detail}): it is not a usable chat history. "
-            f"To go on, move it away — `mv {quoted} {quoted}.damaged` — and gptoss-local starts "
-            "a new, empty one; the old file may be recoverable with sqlite3's .recover command."
+            _(
+                "the chat history {path} is damaged ({detail}): it is not a usable chat history. "
+                "To go on, move it away — `mv {quoted} {quoted}.damaged` — and gptoss-local "
+                "starts a new, empty one; the old file may be recoverable with sqlite3's "
+                ".recover command."
+            ).format(path=path, detail=detail, quoted=quoted)
         )
         self.path = path

@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from gptoss_local.i18n import _
 from gptoss_local.session.errors import SchemaTooNewError
 
 # An SQL script, or a function for changes SQL alone cannot express (e.g. rewriting JSON).
@@ -79,11 +80,12 @@ def migrate(
     latest = len(migrations)
     found = schema_version(conn)
     if found > latest:
-        where = path or "the chat history"
         raise SchemaTooNewError(
-            f"{where} was written by a newer gptoss-local (history schema version {found}; this "
-            f"one knows up to {latest}). Upgrade gptoss-local, or move the file away to start "
-            "a new history."
+            _(
+                "{path} was written by a newer gptoss-local (history schema version {found}; "
+                "this one knows up to {latest}). Upgrade gptoss-local, or move the file away to "
+                "start a new history."
+            ).format(path=path or _("the chat history"), found=found, latest=latest)
         )
     for version in range(found + 1, latest + 1):
         _apply(conn, version, migrations[version - 1])

@@ -23,6 +23,7 @@ from typing import Literal
 
 from gptoss_local.backends.base import Stats
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
+from gptoss_local.i18n import _
 from gptoss_local.session.buffer import DeltaBuffer
 from gptoss_local.session.errors import HistoryError, UnknownChatError
 from gptoss_local.session.records import (
@@ -175,7 +176,7 @@ class ReplyWriter:
             found = self._conn.execute("SELECT * FROM messages WHERE id = ?", (message_id,))
             row = found.fetchone()
         if row is None:
-            raise HistoryError(f"no message with id {message_id}")
+            raise HistoryError(_("no message with id {id}").format(id=message_id))
         return message_from_row(row)
 
     def _flush_one(self, message_id: int) -> None:
@@ -205,8 +206,17 @@ class ReplyWriter:
             "SELECT chat_id, role, status FROM messages WHERE id = ?", (message_id,)
         ).fetchone()
         if row is None or row["role"] != "assistant" or row["status"] != "partial":
-            state = "no such message" if row is None else f"a {row['status']} {row['role']} message"
-            raise HistoryError(f"message {message_id} is not a reply in progress ({state})")
+            if row is None:
+                state = _("no such message")
+            else:
+                state = _("a {status} {role} message").format(
+                    status=row["status"], role=row["role"]
+                )
+            raise HistoryError(
+                _("message {id} is not a reply in progress ({state})").format(
+                    id=message_id, state=state
+                )
+            )
         return int(row["chat_id"])
 
     def _insert(
@@ -258,7 +268,7 @@ class ReplyWriter:
         # second process waits (busy_timeout) instead of failing halfway.
         with self._locked() as conn:
             if self._closed:
-                raise HistoryError("the chat history is closed")
+                raise HistoryError(_("the chat history is closed"))
             conn.execute("BEGIN IMMEDIATE")  # may fail: locked by another process for 5 s
             try:
                 yield conn

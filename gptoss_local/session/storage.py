@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gptoss_local import paths
+from gptoss_local.i18n import _
 from gptoss_local.session.errors import HistoryDamagedError, HistoryError
 from gptoss_local.session.migrations import MIGRATIONS, Migration, migrate
 
@@ -74,7 +75,9 @@ def connect(path: Path, migrations: tuple[Migration, ...] = MIGRATIONS) -> sqlit
         prepare_private_file(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     except (OSError, sqlite3.Error) as exc:
-        raise HistoryError(f"cannot open the chat history {path}: {exc}") from exc
+        raise HistoryError(
+            _("cannot open the chat history {path}: {error}").format(path=path, error=exc)
+        ) from exc
     try:
         with sqlite_errors(path):
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
@@ -113,7 +116,9 @@ def history_error(exc: sqlite3.Error, path: Path) -> HistoryError:
     damaged = type(exc) is sqlite3.DatabaseError if code is None else (code & 0xFF) in _DAMAGE_CODES
     if damaged:
         return HistoryDamagedError(path, str(exc))
-    return HistoryError(f"cannot use the chat history {path}: {exc}")
+    return HistoryError(
+        _("cannot use the chat history {path}: {error}").format(path=path, error=exc)
+    )
 
 
 @contextmanager

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from gptoss_local.catalog import ModelFile
+from gptoss_local.i18n import _
 from gptoss_local.store.errors import StoreError
 from gptoss_local.store.hashing import CHUNK, sha256_file
 from gptoss_local.store.layout import FilePaths
@@ -86,7 +87,11 @@ def copy_verified(src: Path, file: ModelFile, fp: FilePaths, progress: ProgressF
             os.replace(tmp, fp.final)
             write_record(fp, file.sha256)
     except OSError as exc:
-        raise StoreError(f"cannot copy {src} to {fp.final}: {exc.strerror or exc}") from None
+        raise StoreError(
+            _("cannot copy {src} to {final}: {error}").format(
+                src=src, final=fp.final, error=exc.strerror or exc
+            )
+        ) from None
     finally:
         sink.close()
         tmp.unlink(missing_ok=True)

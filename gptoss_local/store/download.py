@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gptoss_local.catalog import ModelFile
+from gptoss_local.i18n import _
 from gptoss_local.store.errors import SourceError
 from gptoss_local.store.http_fetch import Final, Transient, Unresolvable, describe, open_at
 from gptoss_local.store.progress import Meter, Notice
@@ -63,10 +64,14 @@ class Job:
     def sniff(self, head: bytes) -> None:
         """Refuse a body that is plainly not the file (from its first bytes)."""
         if head.lstrip().lower().startswith(_HTML_STARTS):
-            raise Final("served a web page instead of the file; the address may be wrong")
+            raise Final(_("served a web page instead of the file; the address may be wrong"))
         if self.magic and not head.startswith(self.magic[: len(head)]):
             shown = "".join(chr(b) if 32 <= b < 127 else "?" for b in head[:8])
-            raise Final(f"served something that is not a GGUF file (it starts with '{shown}')")
+            raise Final(
+                _("served something that is not a GGUF file (it starts with '{shown}')").format(
+                    shown=shown
+                )
+            )
 
     def restart(self) -> None:
         """Drop the partial bytes and start from zero."""
@@ -96,12 +101,25 @@ def fetch(
             failures = 1 if job.sink.size > before else failures + 1
             if failures >= policy.attempts:
                 raise SourceError(
-                    source, f"gave up after {failures} failed attempts in a row: {exc}"
+                    source,
+                    _("gave up after {failures} failed attempts in a row: {exc}").format(
+                        failures=failures, exc=exc
+                    ),
                 ) from None
             wait = policy.delay(failures)
             job.notice(
-                f"{source}: {exc} at {size_text(job.sink.size)} of {job.file.name}; "
-                f"retrying in {wait:.0f} s (attempt {failures + 1} of {policy.attempts})"
+                _(
+                    "{source}: {exc} at {done} of {name}; retrying in {wait:.0f} s "
+                    "(attempt {attempt} of {attempts})"
+                ).format(
+                    source=source,
+                    exc=exc,
+                    done=size_text(job.sink.size),
+                    name=job.file.name,
+                    wait=wait,
+                    attempt=failures + 1,
+                    attempts=policy.attempts,
+                )
             )
             policy.sleep(wait)
 
@@ -114,7 +132,11 @@ def _consume(job: Job, response: http.client.HTTPResponse, source: str) -> None:
         if job.sink.size == 0 or starts_over:
             job.sniff(response.peek(64)[:64])  # before a byte is written, or the partial dropped
         if starts_over:
-            job.notice(f"{source} ignored the request to resume {job.file.name}; starting over")
+            job.notice(
+                _("{source} ignored the request to resume {name}; starting over").format(
+                    source=source, name=job.file.name
+                )
+            )
             job.restart()
         if source not in job.served_by:
             job.served_by.append(source)
@@ -138,15 +160,21 @@ def _check_response(job: Job, response: http.client.HTTPResponse) -> int | None:
     if status == 206:
         _check_range(job, response.headers.get("Content-Range", ""), start)
     elif status != 200:
-        raise Final(f"unexpected HTTP {status} {response.reason}")
+        raise Final(
+            _("unexpected HTTP {status} {reason}").format(status=status, reason=response.reason)
+        )
     kind = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
     if kind in ("text/html", "application/xhtml+xml"):
-        raise Final("served a web page (text/html) instead of the file; the address may be wrong")
+        raise Final(
+            _("served a web page (text/html) instead of the file; the address may be wrong")
+        )
     if promised == 0:
-        raise Final("served an empty body instead of the file")
+        raise Final(_("served an empty body instead of the file"))
     if status == 200 and promised is not None and promised != job.file.bytes:
         raise Final(
-            f"says the file is {promised:,} bytes, but the manifest says {job.file.bytes:,}"
+            _("says the file is {promised:,} bytes, but the manifest says {bytes:,}").format(
+                promised=promised, bytes=job.file.bytes
+            )
         )
     return promised
 
@@ -154,10 +182,16 @@ def _check_response(job: Job, response: http.client.HTTPResponse) -> int | None:
 def _check_range(job: Job, header: str, start: int) -> None:
     match = _CONTENT_RANGE.fullmatch(header.strip())
     if not match or int(match[1]) != start:
-        raise Final(f"answered a request for bytes from {start:,} with {header or 'no range'!r}")
+        raise Final(
+            _("answered a request for bytes from {start:,} with {header!r}").format(
+                start=start, header=header or "no range"
+            )
+        )
     if match[3] != "*" and int(match[3]) != job.file.bytes:
         raise Final(
-            f"says the file is {int(match[3]):,} bytes, but the manifest says {job.file.bytes:,}"
+            _("says the file is {size:,} bytes, but the manifest says {bytes:,}").format(
+                size=int(match[3]), bytes=job.file.bytes
+            )
         )
 
 
@@ -165,6 +199,8 @@ def _check_end(job: Job, got: int, promised: int | None) -> None:
     if job.sink.size >= job.file.bytes:
         return
     if got == 0 and promised is None:
-        raise Final("served an empty body instead of the file")
+        raise Final(_("served an empty body instead of the file"))
     total = f" of {promised:,}" if promised is not None else ""
-    raise Transient(f"the connection closed after {got:,}{total} bytes")
+    raise Transient(
+        _("the connection closed after {got:,}{total} bytes").format(got=got, total=total)
+    )

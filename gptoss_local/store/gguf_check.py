@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gptoss_local.errors import UserError
+from gptoss_local.i18n import _
 from gptoss_local.store.gguf_place import check_tensor_data
 from gptoss_local.store.gguf_reader import (
     STRING,
@@ -98,9 +99,11 @@ def _check_one(path: Path, expect_architecture: str | None) -> GgufInfo:
     except Problem as exc:
         raise GgufError(path, str(exc)) from None
     except FileNotFoundError:
-        raise GgufError(path, "does not exist") from None
+        raise GgufError(path, _("does not exist")) from None
     except OSError as exc:
-        raise GgufError(path, f"cannot be read: {exc.strerror or exc}") from None
+        raise GgufError(
+            path, _("cannot be read: {error}").format(error=exc.strerror or exc)
+        ) from None
 
 
 def _parse(path: Path, f: BinaryIO, size: int, expect_architecture: str | None) -> GgufInfo:
@@ -199,12 +202,19 @@ def _shard_prefix(first: GgufInfo) -> str:
     match = _SHARD_NAME.fullmatch(first.path.name)
     if index != 0:
         name = f"{match['prefix']}-00001-of-{count:05d}.gguf" if match else "the first shard"
-        raise GgufError(first.path, f"is shard {index + 1} of {count}; check {name} instead")
+        raise GgufError(
+            first.path,
+            _("is shard {shard} of {count}; check {name} instead").format(
+                shard=index + 1, count=count, name=name
+            ),
+        )
     if not match or int(match["no"]) != 1 or int(match["count"]) != count:
         raise GgufError(
             first.path,
-            f"is the first of {count} shards, but its name does not end "
-            f"in -00001-of-{count:05d}.gguf, so the others cannot be found",
+            _(
+                "is the first of {count} shards, but its name does not end in "
+                "-00001-of-{count:05d}.gguf, so the others cannot be found"
+            ).format(count=count),
         )
     return match["prefix"]
 
@@ -218,14 +228,18 @@ def _check_shards(first: GgufInfo) -> tuple[TensorInfo, ...]:
         if not shard.is_file():
             raise GgufError(
                 first.path,
-                f"is shard 1 of {count}, but shard {no} ({shard.name}) "
-                f"is missing beside it; download all {count} shards",
+                _(
+                    "is shard 1 of {count}, but shard {no} ({name}) is missing beside it; "
+                    "download all {count} shards"
+                ).format(count=count, no=no, name=shard.name),
             )
         info = _check_one(shard, first.architecture)  # later shards may leave it out
         if (info.split_count, info.metadata.get("split.no")) != (count, no - 1):
             raise GgufError(
                 shard,
-                f"is not shard {no} of {count} of the same model; download all the shards again",
+                _(
+                    "is not shard {no} of {count} of the same model; download all the shards again"
+                ).format(no=no, count=count),
             )
         total += info.tensor_count
         tensors += info.tensors
@@ -233,7 +247,9 @@ def _check_shards(first: GgufInfo) -> tuple[TensorInfo, ...]:
     if claimed != total:
         raise GgufError(
             first.path,
-            f"says its {count} shards hold {claimed} tensors, but they "
-            f"hold {total}; some shard is from another download",
+            _(
+                "says its {count} shards hold {claimed} tensors, but they hold "
+                "{total}; some shard is from another download"
+            ).format(count=count, claimed=claimed, total=total),
         )
     return tensors

@@ -14,6 +14,7 @@ import urllib.request
 from typing import Any
 
 from gptoss_local import __version__
+from gptoss_local.i18n import _
 from gptoss_local.store.errors import StoreError
 from gptoss_local.urls import url_problem
 
@@ -44,8 +45,10 @@ def check_url(url: str) -> None:
     problem = url_problem(url)
     if problem:
         raise StoreError(
-            f"refusing to download from {url!r}: {problem}. Check HF_ENDPOINT or the "
-            "manifest's sources."
+            _(
+                "refusing to download from {url!r}: {problem}. Check HF_ENDPOINT or "
+                "the manifest's sources."
+            ).format(url=url, problem=problem)
         )
 
 

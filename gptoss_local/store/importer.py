@@ -8,6 +8,7 @@ from pathlib import Path
 from gptoss_local import paths
 from gptoss_local.catalog import Catalog, ModelFile, ModelSpec
 from gptoss_local.catalog.schema import check_file_name
+from gptoss_local.i18n import _
 from gptoss_local.store.adopt import adopt
 from gptoss_local.store.errors import StoreError
 from gptoss_local.store.gguf_check import check_gguf
@@ -39,15 +40,20 @@ def match_file(src: Path, catalog: Catalog) -> tuple[ModelSpec, ModelFile]:
     if named and named[0][1].bytes != size:
         f = named[0][1]
         raise StoreError(
-            f"{src} is {size:,} bytes, but the manifest's {f.name} is {f.bytes:,} bytes: it is "
-            "incomplete or a different conversion (LM Studio's and Ollama's files differ). "
-            "Download it again, or use `run --model-path` for a file of your own."
+            _(
+                "{src} is {size:,} bytes, but the manifest's {name} is {bytes:,} "
+                "bytes: it is incomplete or a different conversion (LM Studio's and "
+                "Ollama's files differ). Download it again, or use `run --model-path` "
+                "for a file of your own."
+            ).format(src=src, size=size, name=f.name, bytes=f.bytes)
         )
     sized = named or [(s, f) for s, f in pairs if f.bytes == size]
     if not sized:
-        listed = "\n".join(f"  - {f.name} ({f.bytes:,} bytes)" for _, f in pairs)
+        listed = "\n".join(f"  - {f.name} ({f.bytes:,} bytes)" for _src, f in pairs)
         raise StoreError(
-            f"{src} ({size:,} bytes) is not a file of the manifest. Expected one of:\n{listed}"
+            _(
+                "{src} ({size:,} bytes) is not a file of the manifest. Expected one of:\n{listed}"
+            ).format(src=src, size=size, listed=listed)
         )
     return sized[0]
 
@@ -69,7 +75,7 @@ def import_file(
     """
 
     if not src.is_file():
-        raise StoreError(f"{src} is not a file")
+        raise StoreError(_("{src} is not a file").format(src=src))
     check_file_name(src.name)
     spec, file = match_file(src, catalog)
     if file.name.endswith(".gguf"):
@@ -87,12 +93,17 @@ def import_file(
             how = adopt(src, file, fp, progress, move=move)
     except OSError as exc:  # a read-only folder or drive, no permission
         raise StoreError(
-            f"cannot write into the models folder {folder}: {exc.strerror or exc}. Make it "
-            "writable, or set GPTOSS_LOCAL_HOME to a folder you can write to."
+            _(
+                "cannot write into the models folder {folder}: {error}. Make it "
+                "writable, or set GPTOSS_LOCAL_HOME to a folder you can write to."
+            ).format(folder=folder, error=exc.strerror or exc)
         ) from None
     if how is None:
         raise StoreError(
-            f"{src} has the right size but not the manifest's sha256 ({file.sha256}): it is "
-            f"damaged or a different file. Download it again (`gptoss-local pull {spec.name}`)."
+            _(
+                "{src} has the right size but not the manifest's sha256 ({sha256}): it "
+                "is damaged or a different file. Download it again (`gptoss-local pull "
+                "{name}`)."
+            ).format(src=src, sha256=file.sha256, name=spec.name)
         )
     return ImportResult(spec, file, fp.final, how)

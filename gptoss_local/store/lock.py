@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
+from gptoss_local.i18n import _
 from gptoss_local.store.errors import LockedError
 
 Waiting = Callable[[int], None]
@@ -104,8 +105,10 @@ class FileLock:
             if deadline is not None and time.monotonic() >= deadline:
                 who = "another gptoss-local process" if pid < 0 else f"process {pid}"
                 raise LockedError(
-                    f"{self.path.name[: -len('.lock')]} is being written by {who} "
-                    f"(lock file {self.path}). Wait for it to finish, or stop it and run again."
+                    _(
+                        "{name} is being written by {who} (lock file {path}). Wait for it to "
+                        "finish, or stop it and run again."
+                    ).format(name=self.path.name[: -len(".lock")], who=who, path=self.path)
                 )
             if waiting and not told:
                 waiting(pid)
@@ -120,9 +123,11 @@ class FileLock:
         host = foreign_host(_owner(self.path) or {})
         if host:
             raise LockedError(
-                f"{self.path.name[: -len('.lock')]} is locked by gptoss-local on another "
-                f"computer, {host!r} (process {pid}); lock file {self.path}. If no pull is "
-                f"running on {host}, delete the lock file and run again."
+                _(
+                    "{name} is locked by gptoss-local on another computer, {host!r} "
+                    "(process {pid}); lock file {path}. If no pull is running on {host}, "
+                    "delete the lock file and run again."
+                ).format(name=self.path.name[: -len(".lock")], host=host, pid=pid, path=self.path)
             )
 
     def _try_create(self) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gptoss_local import paths
 from gptoss_local.catalog import Catalog, ModelFile, ModelSpec, Source
+from gptoss_local.i18n import _
 from gptoss_local.store.adopt import same_device
 from gptoss_local.store.download import RetryPolicy
 from gptoss_local.store.errors import DiskFullError, OfflineError, PullCancelled, StoreError
@@ -129,7 +130,9 @@ def pull_model(
             outcomes.append(_pull_one(task, sources, options, offline))
     except OSError as exc:  # permissions, a vanished drive: say where, not a traceback
         where = exc.filename or folder
-        raise StoreError(f"cannot write {where}: {exc.strerror or exc}") from None
+        raise StoreError(
+            _("cannot write {where}: {error}").format(where=where, error=exc.strerror or exc)
+        ) from None
     overall.finish()
     entry = fps[0].final
     if entry.suffix == ".gguf" and (refused := gguf_problem(entry)):
@@ -159,7 +162,11 @@ def _pull_one(
 ) -> FileOutcome:
     def waiting(pid: int) -> None:
         who = "another gptoss-local" if pid < 0 else f"process {pid}"
-        task.notice(f"{who} is already pulling {task.file.name}; waiting for it to finish")
+        task.notice(
+            _("{who} is already pulling {name}; waiting for it to finish").format(
+                who=who, name=task.file.name
+            )
+        )
 
     with FileLock(task.fp.lock).acquire(options.lock_timeout, options.lock_poll, waiting):
         if keep_existing(task):
@@ -210,11 +217,21 @@ def _check_disk(spec: ModelSpec, fps: list[FilePaths], options: PullOptions, fol
     free = free_bytes(folder)
     if need + options.disk_margin > free:
         raise DiskFullError(
-            f"not enough free disk space for {spec.name}: it needs {st(need)} more "
-            f"({need:,} bytes) plus {st(options.disk_margin)} to spare, and "
-            f"{paths.existing_ancestor(folder)} has {st(free)} free ({free:,} bytes). "
-            f"Free up {st(need + options.disk_margin - free)}, or set GPTOSS_LOCAL_HOME "
-            "to a folder on a drive with more room."
+            _(
+                "not enough free disk space for {name}: it needs {need} more ({need_bytes:,} "
+                "bytes) plus {margin} to spare, and {folder} has {free} free "
+                "({free_bytes:,} bytes). Free up {missing}, or set GPTOSS_LOCAL_HOME to a folder "
+                "on a drive with more room."
+            ).format(
+                name=spec.name,
+                need=st(need),
+                need_bytes=need,
+                margin=st(options.disk_margin),
+                folder=paths.existing_ancestor(folder),
+                free=st(free),
+                free_bytes=free,
+                missing=st(need + options.disk_margin - free),
+            )
         )
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gptoss_local.catalog import ModelFile, ModelSpec, Source
+from gptoss_local.i18n import _
 from gptoss_local.store.adopt import adopt
 from gptoss_local.store.download import Job, RetryPolicy, fetch
 from gptoss_local.store.errors import NoNetworkError, OfflineError, SourceError, StoreError
@@ -57,7 +58,7 @@ def keep_existing(task: FileTask) -> bool:
     size = fp.final.stat().st_size
     sha = recorded_sha256(fp) if size == file.bytes else None
     if sha is None and size == file.bytes:
-        task.notice(f"checking {file.name}, found in the models folder")
+        task.notice(_("checking {name}, found in the models folder").format(name=file.name))
         sha = sha256_file(fp.final, Meter(task.progress, "verify", file.name, file.bytes))
         write_record(fp, sha)
     if sha == file.sha256:
@@ -72,8 +73,12 @@ def keep_existing(task: FileTask) -> bool:
 def damage_text(fp: FilePaths, size: int, file: ModelFile) -> str:
     """What is wrong with the finished file `fp.final` of `size` bytes."""
     if size != file.bytes:
-        return f"{fp.final} is damaged: it is {size:,} bytes, not {file.bytes:,}"
-    return f"{fp.final} is damaged: its sha256 is not the manifest's {file.sha256}"
+        return _("{final} is damaged: it is {size:,} bytes, not {bytes:,}").format(
+            final=fp.final, size=size, bytes=file.bytes
+        )
+    return _("{final} is damaged: its sha256 is not the manifest's {sha256}").format(
+        final=fp.final, sha256=file.sha256
+    )
 
 
 def _drop_leftover_part(task: FileTask, counted: bool) -> None:
@@ -90,13 +95,21 @@ def _drop_leftover_part(task: FileTask, counted: bool) -> None:
 def reuse_copy(task: FileTask) -> FileOutcome | None:
     """Link or copy a verified copy found in another tool's cache, if there is one."""
     for candidate in find_copies(task.spec, task.file, task.env):
-        task.notice(f"found {task.file.name} in {candidate.where} ({candidate.path}); checking it")
+        task.notice(
+            _("found {name} in {where} ({path}); checking it").format(
+                name=task.file.name, where=candidate.where, path=candidate.path
+            )
+        )
         how = adopt(candidate.path, task.file, task.fp, task.progress)
         if how:
             _drop_leftover_part(task, counted=True)
             task.overall.add(task.file.bytes)
             return FileOutcome(task.file.name, how, candidate.where)
-        task.notice(f"{candidate.path} does not match the manifest's sha256; not using it")
+        task.notice(
+            _("{path} does not match the manifest's sha256; not using it").format(
+                path=candidate.path
+            )
+        )
     return None
 
 
@@ -114,7 +127,11 @@ def download_file(
             raise OfflineError(damaged_offline_message(task, offline))
         raise OfflineError(offline_message([task.file], task.fp.final.parent, offline))
     if task.damaged:
-        task.notice(f"{task.damaged}; downloading a good copy (it stays until one is verified)")
+        task.notice(
+            _("{damaged}; downloading a good copy (it stays until one is verified)").format(
+                damaged=task.damaged
+            )
+        )
     sink = _open_partial(task, policy.chunk)
     magic = b"GGUF" if task.file.name.endswith(".gguf") else None
     job = Job(task.file, sink, task.overall, task.notice, magic=magic)
@@ -125,7 +142,11 @@ def download_file(
     try:
         for source in sources:
             if failures:
-                task.notice(f"{failures[-1]}; switching to {source.name}")
+                task.notice(
+                    _("{failure}; switching to {name}").format(
+                        failure=failures[-1], name=source.name
+                    )
+                )
             outcome = _from_source(task, job, source, policy, opener, failures)
             if outcome:
                 return outcome
@@ -136,8 +157,13 @@ def download_file(
     if failures and all(f.unresolved for f in failures):
         raise NoNetworkError(no_network_message(task, sources))
     reasons = "\n".join(f"  - {f}" for f in failures)
-    kept = f"\n{task.damaged}; it was left in place." if task.damaged else ""
-    raise StoreError(f"could not download {task.file.name} from any source:\n{reasons}{kept}")
+    kept = "\n" + _("{damaged}; it was left in place.").format(damaged=task.damaged)
+    kept = kept if task.damaged else ""
+    raise StoreError(
+        _("could not download {name} from any source:\n{reasons}{kept}").format(
+            name=task.file.name, reasons=reasons, kept=kept
+        )
+    )
 
 
 def _from_source(
@@ -163,8 +189,10 @@ def _from_source(
     failures.append(
         SourceError(
             source.name,
-            f"{task.file.name} as served by {served} has sha256 {actual}, not the manifest's "
-            f"{task.file.sha256}; the partial download was deleted",
+            _(
+                "{name} as served by {served} has sha256 {actual}, not the manifest's "
+                "{sha256}; the partial download was deleted"
+            ).format(name=task.file.name, served=served, actual=actual, sha256=task.file.sha256),
         )
     )
     job.restart()
@@ -176,12 +204,20 @@ def _open_partial(task: FileTask, chunk: int) -> HashingSink:
     sink = HashingSink(task.fp.part, task.file.bytes, chunk=chunk)
     try:
         if sink.size > task.file.bytes:
-            task.notice(f"{task.fp.part} is longer than the file should be; starting over")
+            task.notice(
+                _("{part} is longer than the file should be; starting over").format(
+                    part=task.fp.part
+                )
+            )
             task.overall.set(task.overall.done - task.file.bytes)  # counted up to the size
             sink.restart()
         elif sink.size:
             have = size_text(sink.size)
-            task.notice(f"resuming {task.file.name}: checking the {have} already here")
+            task.notice(
+                _("resuming {name}: checking the {have} already here").format(
+                    name=task.file.name, have=have
+                )
+            )
             meter = Meter(task.progress, "check", task.file.name, sink.size)
             sink.set_hasher(hash_file(task.fp.part, meter, limit=sink.size))
     except BaseException:
@@ -193,21 +229,28 @@ def _open_partial(task: FileTask, chunk: int) -> HashingSink:
 def offline_message(files: list[ModelFile], folder: os.PathLike[str], reason: str) -> str:
     """Offline mode's refusal: which files are missing and where to put them."""
     listed = "\n".join(f"  - {f.name} ({f.bytes:,} bytes, sha256 {f.sha256})" for f in files)
-    return (
-        f"offline mode is on ({reason}), so nothing is downloaded. Missing:\n{listed}\n"
-        f"Copy the file(s) into {folder} (or run `gptoss-local import FILE`), "
-        "or run the pull without offline mode."
-    )
+    return _(
+        "offline mode is on ({reason}), so nothing is downloaded. "
+        "Missing:\n{listed}\nCopy the file(s) into {folder} (or run "
+        "`gptoss-local import FILE`), or run the pull without offline mode."
+    ).format(reason=reason, listed=listed, folder=folder)
 
 
 def damaged_offline_message(task: FileTask, reason: str) -> str:
     """Offline mode's refusal to replace a damaged file: what is wrong and the ways to fix it."""
     f = task.file
-    return (
-        f"{task.damaged}. Offline mode is on ({reason}), so no good copy is downloaded and "
-        f"nothing was deleted. Fix it by bringing {f.name} ({f.bytes:,} bytes, sha256 "
-        f"{f.sha256}) from another PC with `gptoss-local import FILE`, or run "
-        f"`gptoss-local pull {task.spec.name}` without offline mode."
+    return _(
+        "{damaged}. Offline mode is on ({reason}), so no good copy is "
+        "downloaded and nothing was deleted. Fix it by bringing {name} "
+        "({bytes:,} bytes, sha256 {sha256}) from another PC with `gptoss-local "
+        "import FILE`, or run `gptoss-local pull {name2}` without offline mode."
+    ).format(
+        damaged=task.damaged,
+        reason=reason,
+        name=f.name,
+        bytes=f.bytes,
+        sha256=f.sha256,
+        name2=task.spec.name,
     )
 
 
@@ -221,13 +264,14 @@ def no_network_message(task: FileTask, sources: tuple[Source, ...]) -> str:
         f"    {sources[0].url_for(spec, f, task.env)}"
         for f in needed
     )
-    return (
-        f"cannot download {spec.name}: no download source could be reached ({hosts}: the host "
-        "names cannot be resolved), so this PC seems to have no internet connection.\n"
-        f"On a PC that has one, download:\n{listed}\n"
-        "bring the file(s) here (a USB drive will do) and run `gptoss-local import FILE` for "
-        "each: it checks the file and puts it in place. Or connect this PC and try again."
-    )
+    return _(
+        "cannot download {name}: no download source could be reached ({hosts}: "
+        "the host names cannot be resolved), so this PC seems to have no "
+        "internet connection.\nOn a PC that has one, "
+        "download:\n{listed}\nbring the file(s) here (a USB drive will do) and "
+        "run `gptoss-local import FILE` for each: it checks the file and puts "
+        "it in place. Or connect this PC and try again."
+    ).format(name=spec.name, hosts=hosts, listed=listed)
 
 
 def _size(path: Path) -> int | None:

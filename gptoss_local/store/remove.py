@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gptoss_local.catalog import ModelSpec
+from gptoss_local.i18n import _
 from gptoss_local.store.errors import LockedError, StoreError
 from gptoss_local.store.layout import file_paths
 from gptoss_local.store.lock import holder
@@ -40,7 +41,9 @@ def remove_model(spec: ModelSpec, folder: Path | None = None) -> tuple[list[Path
         if pid is not None:
             who = f"process {pid}" if pid > 0 else "another gptoss-local process"
             raise LockedError(
-                f"a pull of {file.name} is running ({who}); stop it, then run rm again"
+                _("a pull of {name} is running ({who}); stop it, then run rm again").format(
+                    name=file.name, who=who
+                )
             )
     files = model_files(spec, folder)
     freed = 0
@@ -51,6 +54,8 @@ def remove_model(spec: ModelSpec, folder: Path | None = None) -> tuple[list[Path
         except FileNotFoundError:
             continue
         except OSError as exc:
-            raise StoreError(f"cannot delete {path}: {exc.strerror or exc}") from None
+            raise StoreError(
+                _("cannot delete {path}: {error}").format(path=path, error=exc.strerror or exc)
+            ) from None
         freed += size
     return files, freed

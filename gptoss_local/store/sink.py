@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gptoss_local.i18n import _
 from gptoss_local.store.errors import DiskFullError, StoreError
 from gptoss_local.units import size_text
 
@@ -35,7 +36,7 @@ class HashingSink:
         self._hasher: Any = hashlib.sha256()
         self._error: BaseException | None = None
         self._free: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
-        for _ in range(buffers):
+        for _buffer in range(buffers):
             self._free.put(bytearray(chunk))
         self._todo: queue.Queue[tuple[bytearray, int] | None] = queue.Queue()
         self._thread = threading.Thread(target=self._hash_loop, name="sha256", daemon=True)
@@ -105,7 +106,9 @@ class HashingSink:
         """
         self._todo.join()
         if self._error is not None:
-            raise StoreError(f"hashing {self.path} failed: {self._error!r}")
+            raise StoreError(
+                _("hashing {path} failed: {error!r}").format(path=self.path, error=self._error)
+            )
         return str(self._hasher.hexdigest())
 
     def restart(self) -> None:
@@ -134,11 +137,23 @@ class HashingSink:
         self._fd = -1
 
     def _write_error(self, exc: OSError) -> StoreError:
-        kept = f"The {self.size:,} bytes written so far are kept in {self.path}"
+        kept = _("The {size:,} bytes written so far are kept in {path}").format(
+            size=self.size, path=self.path
+        )
         if exc.errno in _NO_SPACE:
             return DiskFullError(
-                f"the disk is full: no room left in {self.path.parent} to write "
-                f"{self.path.name}. {kept}; free at least {size_text(self.total - self.size)} "
-                "and run the same command again to resume."
+                _(
+                    "the disk is full: no room left in {parent} to write {name}. {kept}; "
+                    "free at least {size_text} and run the same command again to resume."
+                ).format(
+                    parent=self.path.parent,
+                    name=self.path.name,
+                    kept=kept,
+                    size_text=size_text(self.total - self.size),
+                )
             )
-        return StoreError(f"cannot write {self.path}: {exc.strerror or exc}. {kept}.")
+        return StoreError(
+            _("cannot write {path}: {error}. {kept}.").format(
+                path=self.path, error=exc.strerror or exc, kept=kept
+            )
+        )

@@ -21,10 +21,10 @@ from gptoss_local.tools.events import (
     ToolCallRequested,
 )
 from gptoss_local.tools.loop import MAX_CALLS, ToolLoop
+from gptoss_local.tools.opening import open_tools, python_tool, scratch_dir
 from gptoss_local.tools.recorder import HistoryRecorder
 from gptoss_local.tools.registry import ToolInfo, ToolRegistry
 from gptoss_local.tools.result import ToolOutput
-from gptoss_local.tools.setup import open_tools, python_tool, scratch_dir
 
 __all__ = [
     "MAX_CALLS",

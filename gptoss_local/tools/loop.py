@@ -18,15 +18,8 @@ from collections.abc import Generator, Iterator
 from dataclasses import replace
 
 from gptoss_local.backends.base import Backend, GenerationSettings, ReplyRequest, check_request
-from gptoss_local.conversation import Conversation, Message, call_record
-from gptoss_local.events import (
-    AnswerDelta,
-    Event,
-    PreambleDelta,
-    ReasoningDelta,
-    ToolCall,
-    TurnEnded,
-)
+from gptoss_local.conversation import AssistantDraft, Conversation, Message, call_record
+from gptoss_local.events import ToolCall
 from gptoss_local.tools.approvals import Approvals
 from gptoss_local.tools.events import (
     ChainEnded,
@@ -84,20 +77,20 @@ class ToolLoop:
         messages = list(request.conversation.messages)
         answered, warned = 0, False
         while True:
-            turn = _Turn()
+            draft = AssistantDraft()
             now = replace(request.conversation, messages=tuple(messages))
             reply = self.backend.stream(replace(request, conversation=now), cancel)
             for event in reply:
-                turn.add(event)
+                draft.add(event)
                 yield event
-            message = turn.message()
+            message = draft.message()
             yield ReplyEnded(message, reply.stats)
-            ended = self._verdict(turn, cancel, warned and answered >= self.max_calls)
+            ended = self._verdict(draft, cancel, warned and answered >= self.max_calls)
             if ended is not None:
-                yield from self._refuse(turn.calls, ended)
+                yield from self._refuse(draft.calls, ended)
                 return
             messages.append(message)
-            for call in turn.calls:
+            for call in draft.calls:
                 tool = self.registry.get(call.name)
                 yield ToolCallRequested(call, tool)
                 over = answered >= self.max_calls
@@ -110,17 +103,19 @@ class ToolLoop:
                 yield ChainEnded("cancelled")
                 return
 
-    def _verdict(self, turn: _Turn, cancel: threading.Event, spent: bool) -> ChainEnded | None:
+    def _verdict(
+        self, draft: AssistantDraft, cancel: threading.Event, spent: bool
+    ) -> ChainEnded | None:
         """Why the chain ends after this turn, or None to answer its calls and go on."""
         if cancel.is_set():
             return ChainEnded("cancelled")
-        if not turn.calls:
-            return ChainEnded("unfinished" if turn.ended == "truncated" else "answered")
-        if turn.ended != "call":
+        if not draft.calls:
+            return ChainEnded("unfinished" if draft.ended == "truncated" else "answered")
+        if draft.ended != "call":
             return ChainEnded("unfinished")
-        if any(call_record(call) is None for call in turn.calls):
+        if any(call_record(call) is None for call in draft.calls):
             return ChainEnded("not_a_tool")
-        tools = [self.registry.get(call.name) for call in turn.calls]
+        tools = [self.registry.get(call.name) for call in draft.calls]
         if any(tool is not None and not tool.runnable for tool in tools):
             return ChainEnded("external_call")
         return ChainEnded("limit") if spent else None
@@ -156,28 +151,3 @@ class ToolLoop:
         yield ToolCallApproved(call, verdict.how)
         output, seconds = timed(self.registry, call.name, call.arguments, cancel)
         return ToolCallFinished(call, output, seconds)
-
-
-class _Turn:
-    """One model turn's events, collected into the assistant message they make."""
-
-    def __init__(self) -> None:
-        self.reasoning: list[str] = []
-        self.content: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.ended: str | None = None
-
-    def add(self, event: Event) -> None:
-        if isinstance(event, ReasoningDelta):
-            self.reasoning.append(event.text)
-        elif isinstance(event, AnswerDelta | PreambleDelta):
-            self.content.append(event.text)
-        elif isinstance(event, ToolCall):
-            self.calls.append(event)
-        elif isinstance(event, TurnEnded):
-            self.ended = event.reason
-
-    def message(self) -> Message:
-        found = (call_record(call) for call in self.calls)
-        records = tuple(record for record in found if record is not None)
-        return Message("assistant", "".join(self.content), "".join(self.reasoning), records)

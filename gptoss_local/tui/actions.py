@@ -11,10 +11,16 @@ from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
 
+from gptoss_local.i18n import N_, _, translate
+
 
 @dataclass(frozen=True)
 class Action:
-    """One action: its binding id, key, action name, footer label and help (palette, F1)."""
+    """One action: its binding id, key, action name, footer label and help (palette, F1).
+
+    `label` and `help` are the English message ids (marked with `N_`); `shown_label` and
+    `shown_help` are what the user reads.
+    """
 
     id: str
     key: str
@@ -23,44 +29,80 @@ class Action:
     help: str
 
     @property
+    def shown_label(self) -> str:
+        """The footer label in the user's language."""
+        return translate(self.label)
+
+    @property
+    def shown_help(self) -> str:
+        """The help in the user's language."""
+        return translate(self.help)
+
+    @property
     def app_wide(self) -> bool:
         """Whether the app runs it (on any screen), rather than the chat screen."""
         return self.id in APP_WIDE
 
     def binding(self, action: str | None = None) -> Binding:
         """The binding of this action (running `action` instead, if given)."""
-        return Binding(self.key, action or self.action, self.label, id=self.id,
-                       priority=self.id in _PRIORITY, tooltip=self.help)  # fmt: skip
+        return Binding(self.key, action or self.action, self.shown_label, id=self.id,
+                       priority=self.id in _PRIORITY, tooltip=self.shown_help)  # fmt: skip
 
 
 ACTIONS = (
-    Action("quit", "ctrl+q", "quit", "Quit", "Quit gptoss-local"),
-    Action("stop", "escape", "stop", "Stop", "Stop the reply being written (keeps what it wrote)"),
+    Action("quit", "ctrl+q", "quit", N_("Quit"), N_("Quit gptoss-local")),
     Action(
-        "effort", "ctrl+o", "cycle_effort", "Effort", "Switch reasoning effort: low, medium, high"
+        "stop",
+        "escape",
+        "stop",
+        N_("Stop"),
+        N_("Stop the reply being written (keeps what it wrote)"),
     ),
-    Action("reasoning", "ctrl+t", "toggle_reasoning", "Reasoning", "Show or hide all reasoning"),
-    Action("regenerate", "ctrl+r", "regenerate", "Regenerate", "Write the last reply again"),
-    Action("edit", "ctrl+l", "edit_last", "Edit last", "Edit and resend your last message"),
-    Action("new_chat", "ctrl+n", "new_chat", "New chat", "Start a new chat"),
-    Action("chats", "ctrl+b", "toggle_sidebar", "Chats", "Show or hide the saved chats"),
-    # F-keys: the input box (a TextArea) already owns Ctrl+Y (redo), Ctrl+K, Ctrl+C/X/V, ...
-    Action("copy", "f4", "copy_message", "Copy", "Copy the focused message, else the last reply"),
     Action(
-        "copy_code", "f5", "copy_code", "Copy code", "Copy a code block (asks which, if several)"
+        "effort",
+        "ctrl+o",
+        "cycle_effort",
+        N_("Effort"),
+        N_("Switch reasoning effort: low, medium, high"),
+    ),
+    Action(
+        "reasoning", "ctrl+t", "toggle_reasoning", N_("Reasoning"), N_("Show or hide all reasoning")
+    ),
+    Action(
+        "regenerate", "ctrl+r", "regenerate", N_("Regenerate"), N_("Write the last reply again")
+    ),
+    Action("edit", "ctrl+l", "edit_last", N_("Edit last"), N_("Edit and resend your last message")),
+    Action("new_chat", "ctrl+n", "new_chat", N_("New chat"), N_("Start a new chat")),
+    Action("chats", "ctrl+b", "toggle_sidebar", N_("Chats"), N_("Show or hide the saved chats")),
+    # F-keys: the input box (a TextArea) already owns Ctrl+Y (redo), Ctrl+K, Ctrl+C/X/V, ...
+    Action(
+        "copy",
+        "f4",
+        "copy_message",
+        N_("Copy"),
+        N_("Copy the focused message, else the last reply"),
+    ),
+    Action(
+        "copy_code",
+        "f5",
+        "copy_code",
+        N_("Copy code"),
+        N_("Copy a code block (asks which, if several)"),
     ),
     Action(
         "instructions",
         "f3",
         "edit_instructions",
-        "Instructions",
-        "Edit this chat's instructions (system prompt)",
+        N_("Instructions"),
+        N_("Edit this chat's instructions (system prompt)"),
     ),
-    Action("model", "f9", "choose_model", "Model", "Choose the model, context and engine again"),
-    Action("search", "ctrl+f", "search_chats", "Search", "Search the saved chats"),
-    Action("rename", "f2", "rename_chat", "Rename", "Rename this chat"),
-    Action("delete", "f8", "delete_chat", "Delete", "Delete this chat (asks first)"),
-    Action("help", "f1", "help", "Help", "List every key and what it does"),
+    Action(
+        "model", "f9", "choose_model", N_("Model"), N_("Choose the model, context and engine again")
+    ),
+    Action("search", "ctrl+f", "search_chats", N_("Search"), N_("Search the saved chats")),
+    Action("rename", "f2", "rename_chat", N_("Rename"), N_("Rename this chat")),
+    Action("delete", "f8", "delete_chat", N_("Delete"), N_("Delete this chat (asks first)")),
+    Action("help", "f1", "help", N_("Help"), N_("List every key and what it does")),
 )
 _PRIORITY = {"quit"}  # Ctrl+Q must work whatever has focus, a modal included
 APP_WIDE = {"quit", "help"}  # actions of the app; the others are the chat screen's
@@ -75,7 +117,9 @@ def app_bindings() -> list[BindingType]:
     """The app-wide bindings: quit, help, and Ctrl+C (stop; twice: quit)."""
     table: list[BindingType] = [a.binding() for a in ACTIONS if a.app_wide]
     # "?" too, where it is not typed into the input (which keeps it: people ask questions).
-    table.append(Binding("question_mark", "help", "Help", show=False, id="help_question_mark"))
+    table.append(Binding("question_mark", "help", _("Help"), show=False, id="help_question_mark"))
     # Ctrl+C before any widget: stop, and twice to quit (a selection in the input is copied).
-    table.append(Binding("ctrl+c", "interrupt", "Quit", show=False, priority=True, id="interrupt"))
+    table.append(
+        Binding("ctrl+c", "interrupt", _("Quit"), show=False, priority=True, id="interrupt")
+    )
     return table

@@ -19,10 +19,11 @@ from gptoss_local.chat.chat_state import ChatState
 from gptoss_local.chat.model_host import Opener
 from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.hardware.vram import VramMonitor
+from gptoss_local.i18n import _
 from gptoss_local.kinds import Effort
+from gptoss_local.launch.preparation import Preparation, Ready
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
-from gptoss_local.setup.first_run import Ready, Setup
 from gptoss_local.tui.actions import app_bindings
 from gptoss_local.tui.chat_screen import ChatScreen
 from gptoss_local.tui.help import HelpScreen
@@ -46,7 +47,7 @@ class ChatApp(App[None]):
         generation: GenerationSettings,
         effort: Effort,
         chat_id: int | None,
-        setup: Setup | None = None,
+        setup: Preparation | None = None,
         model_name: str = "the model",
         *,
         vram: VramMonitor | None = None,
@@ -90,9 +91,12 @@ class ChatApp(App[None]):
         if self._interrupted():
             await self.run_action("quit")
             return
-        stopped = "Stopped the reply. " if self.chat_screen.busy else ""
+        if self.chat_screen.busy:
+            note = _("Stopped the reply. Press Ctrl+C again to quit (Ctrl+Q quits at once).")
+        else:
+            note = _("Press Ctrl+C again to quit (Ctrl+Q quits at once).")
         self.chat_screen.action_stop()
-        self.notify(f"{stopped}Press Ctrl+C again to quit (Ctrl+Q quits at once).", timeout=3)
+        self.notify(note, timeout=3)
 
     # --- what `gptoss-local chat` asks once the app has exited ---------------------------------
 
@@ -119,7 +123,7 @@ def make_app(
     effort: Effort | None = None,
     chat_id: int | None = None,
     ready: Ready | None = None,
-    setup: Setup | None = None,
+    setup: Preparation | None = None,
     vram: VramMonitor | None = None,
     tools: ChatTools | None = None,
 ) -> ChatApp:
@@ -132,14 +136,14 @@ def make_app(
         generation: Sampling settings; the effort in it is replaced by the chat's.
         effort: The effort of a new chat (default: the one in `generation`).
         chat_id: A saved chat to open; None starts a new one.
-        ready: What `first_run.Setup.ready` settled: factory, generation and model name
+        ready: What `Preparation.ready` settled: factory, generation and model name
             (instead of `backend_factory` and `generation`).
         setup: Open on the first-run screen, which gives the factory when the user starts.
         vram: Reads VRAM use for the status bar (default: NVML's, when a GPU answers).
         tools: The tools the model may call, and which run without asking (default: none;
             `gptoss-local chat` passes `ChatTools.from_settings`).
     """
-    name = "the model"
+    name = _("the model")
     warnings: tuple[str, ...] = ()
     if ready is not None:
         backend_factory, generation, name = ready.open, ready.generation, ready.model

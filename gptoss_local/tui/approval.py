@@ -22,6 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from gptoss_local.events import ToolCall
+from gptoss_local.i18n import _
 from gptoss_local.tools import Ask, Decision, ToolInfo
 from gptoss_local.tui.messages import ToolApprovalAsked
 from gptoss_local.tui.tool_views import arguments_text
@@ -60,10 +61,10 @@ class ApprovalScreen(ModalScreen[Decision]):
     ApprovalScreen Button { margin-left: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("o", "answer('once')", "Allow once", id="approval_once"),
-        Binding("a", "answer('always')", "Always for this chat", id="approval_always"),
-        Binding("d", "answer('deny')", "Deny", id="approval_deny"),
-        Binding("escape", "answer('deny')", "Deny", id="approval_escape"),
+        Binding("o", "answer('once')", _("Allow once"), id="approval_once"),
+        Binding("a", "answer('always')", _("Always for this chat"), id="approval_always"),
+        Binding("d", "answer('deny')", _("Deny"), id="approval_deny"),
+        Binding("escape", "answer('deny')", _("Deny"), id="approval_escape"),
         Binding("left", "app.focus_previous", show=False, id="approval_left"),
         Binding("right", "app.focus_next", show=False, id="approval_right"),
     ]
@@ -75,16 +76,18 @@ class ApprovalScreen(ModalScreen[Decision]):
     def compose(self) -> ComposeResult:
         about = " · ".join(p for p in (self.tool.source, _first_line(self.tool.description)) if p)
         with Vertical():
-            yield Label(f"The model wants to call {self.call.name}", markup=False)
+            yield Label(
+                _("The model wants to call {name}").format(name=self.call.name), markup=False
+            )
             yield Label(about, classes="about", markup=False)
             if self.tool.note:
                 yield Label(self.tool.note, classes="about", markup=False)
             with VerticalScroll(id="arguments"):
                 yield Static(arguments_text(self.call), markup=False)
             with Horizontal():
-                yield Button("Allow once (o)", id="once", variant="primary")
-                yield Button("Always for this chat (a)", id="always")
-                yield Button("Deny (d, Esc)", id="deny", variant="error")
+                yield Button(_("Allow once (o)"), id="once", variant="primary")
+                yield Button(_("Always for this chat (a)"), id="always")
+                yield Button(_("Deny (d, Esc)"), id="deny", variant="error")
 
     def on_mount(self) -> None:
         self.query_one("#deny", Button).focus()  # Enter alone never runs anything

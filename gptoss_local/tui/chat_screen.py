@@ -32,9 +32,10 @@ from gptoss_local.chat.tool_host import ChatTools, ToolHost
 from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.conversation import Conversation
 from gptoss_local.hardware.vram import VramMonitor
+from gptoss_local.i18n import N_, _, translate
+from gptoss_local.launch.preparation import Preparation
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
-from gptoss_local.setup.first_run import Setup
 from gptoss_local.tools import HistoryRecorder, ToolLoop
 from gptoss_local.tui import copying
 from gptoss_local.tui.actions import chat_bindings
@@ -87,7 +88,7 @@ class ChatScreen(Screen[None]):
         generation: GenerationSettings,
         opener: Opener | None,
         *,
-        setup: Setup | None = None,
+        setup: Preparation | None = None,
         model_name: str = "the model",
         vram: VramMonitor | None = None,
         warnings: tuple[str, ...] = (),
@@ -131,7 +132,7 @@ class ChatScreen(Screen[None]):
         if not self.banner.needs_first_run:  # else the app has asked (`ChatApp`)
             self.banner.load()
         for warning in self.warnings:  # what the plan warned about, without hiding the chat
-            self.notify(warning, title="About the plan", severity="warning", timeout=12,
+            self.notify(warning, title=_("About the plan"), severity="warning", timeout=12,
                         markup=False)  # fmt: skip
 
     def _warm_in_worker(self, prefill: Callable[[], None]) -> None:
@@ -148,7 +149,7 @@ class ChatScreen(Screen[None]):
         if not text:
             return
         if self.busy:
-            self.notify("A reply is still being written: wait, or press Esc to stop it.")
+            self.notify(_("A reply is still being written: wait, or press Esc to stop it."))
             return
         if self.banner.hold(self._held(text)):  # the model failed to load: it tries again
             return
@@ -161,7 +162,7 @@ class ChatScreen(Screen[None]):
             if self.sidebar.display:
                 self.sidebar.list_chats(chat_id)  # a new chat, or this one moved to the top
         except HistoryError as exc:  # the text stays in the box, to send again or keep at exit
-            self.history_failed(exc, "Cannot save the message")
+            self.history_failed(exc, _("Cannot save the message"))
             return
         if not await self.start_reply(chat_id):
             return  # saved, but the history failed: the box keeps the text all the same
@@ -175,7 +176,7 @@ class ChatScreen(Screen[None]):
         try:
             conversation, reply_id = self.state.begin_reply(chat_id)
         except HistoryError as exc:
-            self.history_failed(exc, "Cannot start the reply")
+            self.history_failed(exc, _("Cannot start the reply"))
             return False
         await self.chat_log.new_turn()
         self._cancel = cancel = threading.Event()
@@ -222,7 +223,7 @@ class ChatScreen(Screen[None]):
     @on(ToolsOpened)
     def _tools_opened(self, message: ToolsOpened) -> None:
         for problem in message.problems:
-            self.notify(problem, title="A tool is not available", severity="warning",
+            self.notify(problem, title=_("A tool is not available"), severity="warning",
                         timeout=15, markup=False)  # fmt: skip
         self.tools_ready = True
         self.warm_up()
@@ -231,23 +232,23 @@ class ChatScreen(Screen[None]):
     async def reply_finished(self, message: ReplyFinished) -> None:
         """Show how the reply ended and its figures; prefill for the next message."""
         self._cancel = None
-        note = "stopped" if message.stopped else ENDED.get(message.ended, "")
+        note = _("stopped") if message.stopped else translate(ENDED.get(message.ended, ""))
         await self.chat_log.end_reply(note)
         if not self.status.is_attached:  # stopped by quitting: the widgets are already gone
             return
         self.status.stats = message.stats
         if message.stats is not None and message.stats.stop_reason == "context_full":
-            self.notify("The context is full: start a new chat (Ctrl+N).", severity="warning")
+            self.notify(_("The context is full: start a new chat (Ctrl+N)."), severity="warning")
         self.warm_up()
 
     @on(ReplyFailed)
     async def _failed(self, message: ReplyFailed) -> None:
         self._cancel = None
-        await self.chat_log.end_reply(f"failed: {message.error}")
+        await self.chat_log.end_reply(_("failed: {error}").format(error=message.error))
         if message.history_error is not None:
-            self.history_failed(message.history_error, "Cannot save the reply")
+            self.history_failed(message.history_error, _("Cannot save the reply"))
         else:
-            self.notify(message.error, title="The model failed", severity="error", timeout=10,
+            self.notify(message.error, title=_("The model failed"), severity="error", timeout=10,
                         markup=False)  # fmt: skip
         self.warm_up()
 
@@ -275,14 +276,14 @@ class ChatScreen(Screen[None]):
             self._cancel.set()
         elif self.state.cancel_edit():
             self.input.clear()
-            self.notify("Edit cancelled: your message and its reply are kept.", timeout=3)
+            self.notify(_("Edit cancelled: your message and its reply are kept."), timeout=3)
 
-    @reports_history_errors("Cannot save the effort")
+    @reports_history_errors(N_("Cannot save the effort"))
     def action_cycle_effort(self) -> None:
         """Switch to the next reasoning effort, stored with the chat."""
         effort = self.state.cycle_effort()
         self.show_status()
-        self.notify(f"Reasoning effort: {effort}", timeout=2)
+        self.notify(_("Reasoning effort: {effort}").format(effort=effort), timeout=2)
         self.warm_up()  # the system message says the effort: the next prompt starts anew
 
     def action_toggle_reasoning(self) -> None:
@@ -293,7 +294,7 @@ class ChatScreen(Screen[None]):
         """Start an empty chat (created in the history when the first message is sent)."""
         await self.open_chat(None)
 
-    @reports_history_errors("Cannot regenerate the reply")
+    @reports_history_errors(N_("Cannot regenerate the reply"))
     async def action_regenerate(self) -> None:
         """Delete the last reply and write it again."""
         chat_id = self.state.chat_id
@@ -306,7 +307,7 @@ class ChatScreen(Screen[None]):
             await self.render_chat()
         await self.start_reply(chat_id)
 
-    @reports_history_errors("Cannot edit the last message")
+    @reports_history_errors(N_("Cannot edit the last message"))
     def action_edit_last(self) -> None:
         """Put the last user message into the input box to edit; sending it replaces the old
         message and what followed, Esc keeps them (nothing is deleted before that)."""
@@ -315,10 +316,10 @@ class ChatScreen(Screen[None]):
         text = self.state.start_edit()
         if text is not None:
             self.input.begin_edit(text)
-            self.notify("Editing your last message: Enter sends it in place of the old one "
-                        "and its reply; Esc keeps them.", timeout=6)  # fmt: skip
+            self.notify(_("Editing your last message: Enter sends it in place of the old one "
+                          "and its reply; Esc keeps them."), timeout=6)  # fmt: skip
 
-    @reports_history_errors("Cannot read the instructions")
+    @reports_history_errors(N_("Cannot read the instructions"))
     def action_edit_instructions(self) -> None:
         """Edit the open chat's instructions; a new chat gets them when it is saved."""
         chat_id = self.state.chat_id
@@ -326,12 +327,12 @@ class ChatScreen(Screen[None]):
         self.app.push_screen(InstructionsScreen(current),
                              lambda text: self._set_instructions(chat_id, text))  # fmt: skip
 
-    @reports_history_errors("Cannot save the instructions")
+    @reports_history_errors(N_("Cannot save the instructions"))
     def _set_instructions(self, chat_id: int | None, text: str | None) -> None:
         if text is None:
             return
         self.state.set_instructions(chat_id, text)
-        self.notify("Instructions saved." if text else "Instructions removed.", timeout=2)
+        self.notify(_("Instructions saved.") if text else _("Instructions removed."), timeout=2)
         self.warm_up()  # they are in the developer message, at the start of the prompt
 
     def action_copy_message(self) -> None:
@@ -348,13 +349,13 @@ class ChatScreen(Screen[None]):
 
     # --- the saved chats (the sidebar's) -------------------------------------------------------
 
-    @reports_history_errors("Cannot list the chats")
+    @reports_history_errors(N_("Cannot list the chats"))
     def action_toggle_sidebar(self) -> None:
         """Show or hide the list of saved chats."""
         if not self.sidebar.toggle(self.state.chat_id):
             self.input.focus()
 
-    @reports_history_errors("Cannot list the chats")
+    @reports_history_errors(N_("Cannot list the chats"))
     def action_search_chats(self) -> None:
         """Open the sidebar with the focus in its search box."""
         self.sidebar.open_search(self.state.chat_id)
@@ -369,7 +370,7 @@ class ChatScreen(Screen[None]):
         if self.state.chat_id is not None and self.idle():
             self.sidebar.delete(self.state.chat_id)
 
-    @reports_history_errors("Cannot open the chat")
+    @reports_history_errors(N_("Cannot open the chat"))
     async def open_chat(self, chat_id: int | None) -> None:
         """Show the chat `chat_id` (None: a new one) in the log."""
         if not self.idle():
@@ -390,7 +391,7 @@ class ChatScreen(Screen[None]):
     @on(Sidebar.ChatDeleted)
     async def _chat_deleted(self, _message: Sidebar.ChatDeleted) -> None:
         await self.open_chat(None)
-        self.notify("Chat deleted.", timeout=2)
+        self.notify(_("Chat deleted."), timeout=2)
 
     # --- what the screen shows -----------------------------------------------------------------
 
@@ -410,7 +411,7 @@ class ChatScreen(Screen[None]):
 
     def show_status(self) -> None:
         """The chat's title in the header, its effort in the status bar."""
-        self.sub_title = self.state.title() or "new chat"
+        self.sub_title = self.state.title() or _("new chat")
         self.status.effort = self.state.effort
 
     def warm_up(self) -> None:
@@ -430,7 +431,7 @@ class ChatScreen(Screen[None]):
     def idle(self) -> bool:
         """Whether no reply is being written; if one is, the user is told to wait."""
         if self.busy:
-            self.notify("A reply is being written: wait, or press Esc to stop it.")
+            self.notify(_("A reply is being written: wait, or press Esc to stop it."))
         return not self.busy
 
     @on(HistoryFailed)
@@ -448,8 +449,8 @@ class ChatScreen(Screen[None]):
     def action_choose_model(self) -> None:
         """Open the set-up screen again (F9); starting there replaces the loaded model."""
         if not self.banner.can_choose_again:
-            self.notify("This chat was started with --model-path FILE: quit and run "
-                        "`gptoss-local chat` to choose a model.", markup=False)  # fmt: skip
+            self.notify(_("This chat was started with --model-path FILE: quit and run "
+                          "`gptoss-local chat` to choose a model."), markup=False)  # fmt: skip
         elif self.idle():
             self.banner.choose_again()
 
@@ -470,9 +471,9 @@ class ChatScreen(Screen[None]):
         if not self.status.is_attached:  # the app is closing: the widgets are already gone
             return
         if isinstance(message, ModelLoadStarted):
-            self.status.waiting = f"loading {message.model}…"
+            self.status.waiting = _("loading {model}…").format(model=message.model)
         else:
-            self.status.waiting = "the model is not loaded"
+            self.status.waiting = _("the model is not loaded")
 
     @on(BackendLoaded)
     def model_loaded(self, message: BackendLoaded) -> None:
@@ -488,8 +489,8 @@ class ChatScreen(Screen[None]):
         if held == self._held(self.input.text.strip()):
             self.post_message(ChatInput.Submitted(held.text))
         else:  # the user moved on meanwhile: their chat and their box stay as they are
-            self.notify("The model is ready. The held message was not sent, as the chat or the "
-                        "text changed: press Enter to send what is in the box.",
+            self.notify(_("The model is ready. The held message was not sent, as the chat or "
+                          "the text changed: press Enter to send what is in the box."),
                         markup=False)  # fmt: skip
 
     def _held(self, text: str) -> Held:

@@ -19,6 +19,7 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, OptionList
 
+from gptoss_local.i18n import _, ngettext
 from gptoss_local.tui.reply_view import ReplyView
 from gptoss_local.tui.widgets import ChatInput, UserMessage
 
@@ -39,13 +40,13 @@ class CodeBlock:
         """One line for the picker: language, length and the first non-blank line."""
         first = next((line.strip() for line in self.code.splitlines() if line.strip()), "")
         first = first if len(first) <= 60 else first[:59] + "…"
-        return f"{self.language or 'text'} · {count_lines(self.code)} · {first}"
+        return f"{self.language or _('text')} · {count_lines(self.code)} · {first}"
 
 
 def count_lines(text: str) -> str:
     """How long `text` is, "1 line" or "12 lines": for notifications and the picker."""
     lines = len(text.rstrip("\n").split("\n"))
-    return f"{lines} line" if lines == 1 else f"{lines} lines"
+    return ngettext("{n} line", "{n} lines", lines).format(n=lines)
 
 
 def code_blocks(markdown: str) -> list[CodeBlock]:
@@ -89,7 +90,7 @@ class CodePickerScreen(ModalScreen[int | None]):
     CodePickerScreen OptionList { height: auto; max-height: 20; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "pick(0)", "Cancel", id="code_picker_cancel"),
+        Binding("escape", "pick(0)", _("Cancel"), id="code_picker_cancel"),
         *(Binding(str(n), f"pick({n})", show=False) for n in range(1, _PICKABLE + 1)),
     ]
 
@@ -99,7 +100,7 @@ class CodePickerScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Copy which code block? Enter or its number; Esc cancels.")
+            yield Label(_("Copy which code block? Enter or its number; Esc cancels."))
             labels = [f"{n}. {block.label()}" for n, block in enumerate(self.blocks, 1)]
             yield OptionList(*labels)
 
@@ -123,7 +124,7 @@ def copy_message(screen: Screen[Any]) -> None:
     """Copy the focused message, else the last reply's answer (its Markdown source)."""
     target = _copy_target(screen)
     if target is not None:
-        _copy(screen, target[1], target[0])
+        _copy(screen, target.text, target.copied)
 
 
 def copy_code(screen: Screen[Any]) -> None:
@@ -131,7 +132,7 @@ def copy_code(screen: Screen[Any]) -> None:
     target = _copy_target(screen)
     if target is None:
         return
-    blocks = code_blocks(target[1])
+    blocks = code_blocks(target.text)
     if len(blocks) == 1:
         _copy_block(screen, blocks[0])
     elif blocks:
@@ -142,7 +143,7 @@ def copy_code(screen: Screen[Any]) -> None:
 
         screen.app.push_screen(CodePickerScreen(blocks), picked)
     else:
-        screen.notify(f"No code block in {target[0]}.", severity="warning", timeout=3)
+        screen.notify(target.no_code, severity="warning", timeout=3)
 
 
 def focus_message(screen: Screen[Any], step: int) -> None:
@@ -158,21 +159,40 @@ def focus_message(screen: Screen[Any], step: int) -> None:
         messages[index].focus()
 
 
-def _copy_target(screen: Screen[Any]) -> tuple[str, str] | None:
-    """(what it is, its text) to copy from; notifies and gives None when there is none."""
+@dataclass(frozen=True)
+class _Target:
+    """A message's text to copy from, and the sentences that name it ("{lines}" to fill)."""
+
+    text: str
+    copied: str
+    no_code: str
+
+
+def _copy_target(screen: Screen[Any]) -> _Target | None:
+    """What to copy from; notifies and gives None when there is nothing."""
     message = _message_in_focus(screen)
     if isinstance(message, UserMessage):
-        return "your message", message.text
+        return _Target(
+            message.text, _("Copied your message ({lines})."), _("No code block in your message.")
+        )
     if isinstance(message, ReplyView):
         if message.answer_text.strip():
-            return "this reply", message.answer_text
-        screen.notify("Nothing to copy: this reply has no answer yet.", severity="warning")
+            return _Target(
+                message.answer_text,
+                _("Copied this reply ({lines})."),
+                _("No code block in this reply."),
+            )
+        screen.notify(_("Nothing to copy: this reply has no answer yet."), severity="warning")
         return None
     answered = [view for view in screen.query(ReplyView) if view.answer_text.strip()]
     if not answered:
-        screen.notify("Nothing to copy: no reply has an answer yet.", severity="warning")
+        screen.notify(_("Nothing to copy: no reply has an answer yet."), severity="warning")
         return None
-    return "the last reply", answered[-1].answer_text
+    return _Target(
+        answered[-1].answer_text,
+        _("Copied the last reply ({lines})."),
+        _("No code block in the last reply."),
+    )
 
 
 def _message_in_focus(screen: Screen[Any]) -> UserMessage | ReplyView | None:
@@ -183,10 +203,14 @@ def _message_in_focus(screen: Screen[Any]) -> UserMessage | ReplyView | None:
 
 
 def _copy_block(screen: Screen[Any], block: CodeBlock) -> None:
-    language = f"{block.language} " if block.language else ""
-    _copy(screen, block.code, f"the {language}code block")
+    if block.language:
+        copied = _("Copied the {language} code block ({lines}).")
+    else:
+        copied = _("Copied the code block ({lines}).")
+    _copy(screen, block.code, copied, language=block.language)
 
 
-def _copy(screen: Screen[Any], text: str, what: str) -> None:
+def _copy(screen: Screen[Any], text: str, copied: str, **names: str) -> None:
+    """Copy `text`; `copied` says so, with "{lines}" (and `names`) to fill."""
     screen.app.copy_to_clipboard(text)
-    screen.notify(f"Copied {what} ({count_lines(text)}).", timeout=2)
+    screen.notify(copied.format(lines=count_lines(text), **names), timeout=2)

@@ -19,16 +19,17 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Label, ProgressBar, Select, Static
 
 from gptoss_local.errors import WishError
+from gptoss_local.i18n import N_, _, translate
 from gptoss_local.kinds import EFFORTS, BackendName, Effort
+from gptoss_local.launch import text
+from gptoss_local.launch.engines import ENGINES
+from gptoss_local.launch.preparation import Preparation, Ready, Weights
 from gptoss_local.plan.planner import Plan
-from gptoss_local.setup import text
-from gptoss_local.setup.engines import ENGINES
-from gptoss_local.setup.first_run import Ready, Setup, Weights
 from gptoss_local.store.errors import PullCancelled, StoreError
 from gptoss_local.store.progress import Progress
 from gptoss_local.tui.widgets import ScrollWhenNeeded
 
-INTRO = (
+INTRO = N_(
     "gpt-oss on this PC, offline and private. Here is what was found and what is suggested; "
     "change anything, then start."
 )
@@ -51,10 +52,10 @@ class FirstRunScreen(Screen[Ready | None]):
     FirstRunScreen Button { margin-right: 2; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel_download", "Cancel download", id="first_run_cancel"),
+        Binding("escape", "cancel_download", _("Cancel download"), id="first_run_cancel"),
     ]
 
-    def __init__(self, setup: Setup, can_go_back: bool = False) -> None:
+    def __init__(self, setup: Preparation, can_go_back: bool = False) -> None:
         super().__init__()
         self.setup = setup
         self.can_go_back = can_go_back  # opened again from the chat (F9): "Back", not "Quit"
@@ -75,19 +76,19 @@ class FirstRunScreen(Screen[Ready | None]):
         self._shown = {"#model": models, "#context": contexts}
         with ScrollWhenNeeded():
             if self.can_go_back:
-                yield Static("Change the model, context or engine", classes="heading")
+                yield Static(_("Change the model, context or engine"), classes="heading")
             else:
-                yield Static("Welcome to gptoss-local", classes="heading")
-                yield Static(INTRO, classes="facts")
-            yield Static("This PC", classes="heading")
+                yield Static(_("Welcome to gptoss-local"), classes="heading")
+                yield Static(translate(INTRO), classes="facts")
+            yield Static(_("This PC"), classes="heading")
             yield Static("\n".join(text.hardware_lines(setup.hardware, setup.engine_advice)),
                          classes="facts", markup=False)  # fmt: skip
-            yield Static("The plan", classes="heading")
+            yield Static(_("The plan"), classes="heading")
             yield Static(id="plan", classes="facts", markup=False)
             with Horizontal(classes="choices"):
-                yield self._choice("Model", "model", models, self.wishes.model or "auto",
+                yield self._choice(_("Model"), "model", models, self.wishes.model or "auto",
                                    given("model"))  # fmt: skip
-                yield self._choice("Context", "context", contexts, self._context_value(),
+                yield self._choice(_("Context"), "context", contexts, self._context_value(),
                                    given("context"))  # fmt: skip
             engines: list[tuple[str, Any]] = [  # a server's engine needs its --base-url
                 (e.label, e.name) for e in ENGINES.values()
@@ -95,11 +96,11 @@ class FirstRunScreen(Screen[Ready | None]):
             ]  # fmt: skip
             efforts: list[tuple[str, Any]] = [(e, e) for e in EFFORTS]
             with Horizontal(classes="choices"):
-                yield self._choice("Engine", "backend", engines, self.wishes.backend,
+                yield self._choice(_("Engine"), "backend", engines, self.wishes.backend,
                                    given("backend"))  # fmt: skip
-                yield self._choice("Reasoning effort", "effort", efforts, self.wishes.effort,
+                yield self._choice(_("Reasoning effort"), "effort", efforts, self.wishes.effort,
                                    given("effort"))  # fmt: skip
-            yield Static("Weights", classes="heading")
+            yield Static(_("Weights"), classes="heading")
             yield Static(id="weights", classes="facts", markup=False)
             with Vertical(id="download-box"):
                 yield ProgressBar(id="download-bar", show_eta=False)
@@ -107,15 +108,15 @@ class FirstRunScreen(Screen[Ready | None]):
                 yield Static(id="download-note", markup=False)
             yield Static(id="problem", markup=False)
             with Horizontal(classes="buttons"):
-                yield Button("Start", id="start", variant="primary")
-                yield Button("Cancel download", id="cancel")
-                yield Button("Back" if self.can_go_back else "Quit", id="quit")
+                yield Button(_("Start"), id="start", variant="primary")
+                yield Button(_("Cancel download"), id="cancel")
+                yield Button(_("Back") if self.can_go_back else _("Quit"), id="quit")
         yield Footer()
 
     def _choice(
         self, title: str, name: str, options: list[tuple[str, Any]], value: Any, fixed: bool
     ) -> Vertical:
-        label = f"{title} (from the command line)" if fixed else title
+        label = _("{title} (from the command line)").format(title=title) if fixed else title
         select: Select[Any] = Select(options, value=value, allow_blank=False, id=name)
         select.disabled = fixed
         return Vertical(Label(label), select, classes="choice")
@@ -163,10 +164,12 @@ class FirstRunScreen(Screen[Ready | None]):
         start = self.query_one("#start", Button)
         start.disabled = plan.model is None
         if weights is not None and not weights.present:
-            start.label = f"Download {text.size_text(weights.missing)} and start"
+            start.label = _("Download {size} and start").format(
+                size=text.size_text(weights.missing)
+            )
         else:
-            start.label = "Start"
-        self._problem("" if plan.model else "No model fits this PC as planned: see the plan.")
+            start.label = _("Start")
+        self._problem("" if plan.model else _("No model fits this PC as planned: see the plan."))
 
     def _options(self) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
         """The model and context choices, labelled with what the planner would pick."""
@@ -239,9 +242,13 @@ class FirstRunScreen(Screen[Ready | None]):
         except PullCancelled as exc:
             app.call_from_thread(self._download_ended, str(exc), False)
         except StoreError as exc:
-            app.call_from_thread(self._download_ended, f"The download failed: {exc}", False)
+            app.call_from_thread(
+                self._download_ended, _("The download failed: {error}").format(error=exc), False
+            )
         except Exception as exc:  # a bug must not leave the screen stuck "downloading"
-            app.call_from_thread(self._download_ended, f"The download failed: {exc!r}", False)
+            app.call_from_thread(
+                self._download_ended, _("The download failed: {error!r}").format(error=exc), False
+            )
         else:
             app.call_from_thread(self._download_ended, "", True)
 

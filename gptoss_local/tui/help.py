@@ -12,16 +12,17 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
+from gptoss_local.i18n import N_, _, translate
 from gptoss_local.tui.actions import ACTIONS
 
 # Keys handled by widgets (the input, a focused message) rather than app bindings: not in ACTIONS.
 INPUT_KEYS = (
-    ("enter", "Send the message"),
-    ("shift+enter, ^j", "New line in the message"),
-    ("↑ / ↓", "Recall sent messages (empty input, or first line)"),
-    ("^p", "Command palette: every action by name"),
-    ("^c, ^c", "Stop the reply; pressed twice, quit"),
-    ("tab, click", "Focus a message: c copies it, b a code block; ↑ / ↓ move"),
+    ("enter", N_("Send the message")),
+    ("shift+enter, ^j", N_("New line in the message")),
+    ("↑ / ↓", N_("Recall sent messages (empty input, or first line)")),
+    ("^p", N_("Command palette: every action by name")),
+    ("^c, ^c", N_("Stop the reply; pressed twice, quit")),
+    ("tab, click", N_("Focus a message: c copies it, b a code block; ↑ / ↓ move")),
 )
 
 
@@ -33,9 +34,9 @@ def help_rows(key_display: object) -> list[tuple[str, str, str]]:
     """
     rows = []
     for action in ACTIONS:
-        shown = key_display(Binding(action.key, action.action, action.label))  # type: ignore[operator]
-        rows.append((shown, action.label, action.help))
-    rows += [(key, "", text) for key, text in INPUT_KEYS]
+        shown = key_display(Binding(action.key, action.action, action.shown_label))  # type: ignore[operator]
+        rows.append((shown, action.shown_label, action.shown_help))
+    rows += [(key, "", translate(text)) for key, text in INPUT_KEYS]
     return rows
 
 
@@ -52,12 +53,12 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen Label { width: 100%; margin: 1 0; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,f1,q", "close", "Close", id="help_close"),
+        Binding("escape,f1,q", "close", _("Close"), id="help_close"),
     ]
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Keys (Esc closes). Every action is also in the palette, Ctrl+P.")
+            yield Label(_("Keys (Esc closes). Every action is also in the palette, Ctrl+P."))
             yield DataTable(cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
@@ -78,9 +79,9 @@ class HelpScreen(ModalScreen[None]):
         room -= key_width + name_width + padding
         cursor = table.cursor_row
         table.clear(columns=True)
-        table.add_column("Key", width=key_width)
-        table.add_column("Action", width=name_width)
-        table.add_column("What it does", width=max(room, 16))
+        table.add_column(_("Key"), width=key_width)
+        table.add_column(_("Action"), width=name_width)
+        table.add_column(_("What it does"), width=max(room, 16))
         for row in rows:
             table.add_row(*row, height=None)
         table.move_cursor(row=cursor)

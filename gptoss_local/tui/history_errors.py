@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar, cast
 
+from gptoss_local.i18n import translate
 from gptoss_local.session.errors import HistoryError
 
 _Function = TypeVar("_Function", bound=Callable[..., Any])
@@ -25,7 +26,9 @@ class Reports(Protocol):
 
 def reports_history_errors(title: str) -> Callable[[_Function], _Function]:
     """Decorate a method (sync or async) of a `Reports`, so that a `HistoryError` it raises is
-    reported with `title` (`history_failed`) instead of ending the app."""
+    reported with `title` (`history_failed`) instead of ending the app.
+
+    `title` is marked with `N_()` where the decorator is written and looked up when shown."""
 
     def decorate(function: _Function) -> _Function:
         if inspect.iscoroutinefunction(function):
@@ -35,7 +38,7 @@ def reports_history_errors(title: str) -> Callable[[_Function], _Function]:
                 try:
                     return await function(owner, *args, **kwargs)
                 except HistoryError as exc:
-                    owner.history_failed(exc, title)
+                    owner.history_failed(exc, translate(title))
                     return None
 
             return cast(_Function, run_async)
@@ -45,7 +48,7 @@ def reports_history_errors(title: str) -> Callable[[_Function], _Function]:
             try:
                 return function(owner, *args, **kwargs)
             except HistoryError as exc:
-                owner.history_failed(exc, title)
+                owner.history_failed(exc, translate(title))
                 return None
 
         return cast(_Function, run)

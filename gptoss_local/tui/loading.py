@@ -20,7 +20,8 @@ from textual.containers import Vertical
 from textual.widgets import ProgressBar, Static
 
 from gptoss_local.chat.model_host import Held, LoadReports, ModelHost, Opener
-from gptoss_local.setup.first_run import Ready, Setup
+from gptoss_local.i18n import _
+from gptoss_local.launch.preparation import Preparation, Ready
 from gptoss_local.tui.first_run import FirstRunScreen
 from gptoss_local.tui.messages import (
     BackendLoaded,
@@ -49,7 +50,12 @@ class LoadingBanner(Vertical):
     """
 
     def __init__(
-        self, opener: Opener | None, model_name: str, setup: Setup | None, *, id: str | None = None
+        self,
+        opener: Opener | None,
+        model_name: str,
+        setup: Preparation | None,
+        *,
+        id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.setup = setup
@@ -64,7 +70,7 @@ class LoadingBanner(Vertical):
         self.host = ModelHost(opener, model_name, reports)
 
     def compose(self) -> ComposeResult:
-        yield Static("Loading the model…", id="load-title", markup=False)
+        yield Static(_("Loading the model…"), id="load-title", markup=False)
         yield ProgressBar(total=100, show_eta=False, id="load-bar")
         yield Static("", id="load-what", markup=False)
 
@@ -117,16 +123,16 @@ class LoadingBanner(Vertical):
         again (and stays in the box if that fails too); `BackendLoaded` says when it is ready."""
         answer = self.host.hold(held)
         if answer == "wait":
-            self.notify("Still loading the model: the message goes once it is ready.")
+            self.notify(_("Still loading the model: the message goes once it is ready."))
         elif answer == "retry":
-            self.notify("Loading the model again: the message goes once it is ready.")
+            self.notify(_("Loading the model again: the message goes once it is ready."))
             self.load()
         return answer != "send"
 
     def _announce(self, error: Exception | None) -> None:
         """On the loading thread: say that the load failed (the banner keeps saying why)."""
         if error is not None:
-            self.app.call_from_thread(self.notify, str(error), title="Cannot load the model",
+            self.app.call_from_thread(self.notify, str(error), title=_("Cannot load the model"),
                                       severity="error", markup=False)  # fmt: skip
 
     # --- what the host reports -----------------------------------------------------------------
@@ -134,7 +140,9 @@ class LoadingBanner(Vertical):
     @on(ModelLoadStarted)
     def _started(self, message: ModelLoadStarted) -> None:
         self.remove_class("-failed")
-        self.query_one("#load-title", Static).update(f"Loading {message.model}…")
+        self.query_one("#load-title", Static).update(
+            _("Loading {model}…").format(model=message.model)
+        )
         self.query_one("#load-bar", ProgressBar).display = True
         self.query_one("#load-bar", ProgressBar).update(progress=0)
         self.query_one("#load-what", Static).update("")
@@ -153,10 +161,11 @@ class LoadingBanner(Vertical):
     @on(ModelLoadFailed)
     def _failed(self, message: ModelLoadFailed) -> None:
         self.add_class("-failed")
-        self.query_one("#load-title", Static).update("The model could not be loaded")
+        self.query_one("#load-title", Static).update(_("The model could not be loaded"))
         self.query_one("#load-bar", ProgressBar).display = False
         self.query_one("#load-what", Static).update(
-            f"{message.error}\n\nF9 chooses another model; sending a message tries again; "
-            "Ctrl+Q quits."
+            _(
+                "{error}\n\nF9 chooses another model; sending a message tries again; Ctrl+Q quits."
+            ).format(error=message.error)
         )
         self.display = True

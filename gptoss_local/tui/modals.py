@@ -11,6 +11,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, TextArea
 
+from gptoss_local.i18n import _
+
 _CSS = """
 {name} {{ align: center middle; }}
 {name} > Vertical {{
@@ -26,7 +28,7 @@ class RenameScreen(ModalScreen[str | None]):
 
     DEFAULT_CSS = _CSS.format(name="RenameScreen")
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="rename_cancel")
+        Binding("escape", "cancel", _("Cancel"), id="rename_cancel")
     ]
 
     def __init__(self, title: str) -> None:
@@ -35,7 +37,7 @@ class RenameScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("New title for this chat:")
+            yield Label(_("New title for this chat:"))
             yield Input(self._title, id="title")
 
     @on(Input.Submitted)
@@ -52,8 +54,8 @@ class ConfirmScreen(ModalScreen[bool]):
 
     DEFAULT_CSS = _CSS.format(name="ConfirmScreen")
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "answer(False)", "No", id="confirm_no"),
-        Binding("y", "answer(True)", "Yes", id="confirm_yes"),
+        Binding("escape", "answer(False)", _("No"), id="confirm_no"),
+        Binding("y", "answer(True)", _("Yes"), id="confirm_yes"),
         Binding("left", "app.focus_previous", show=False, id="confirm_left"),
         Binding("right", "app.focus_next", show=False, id="confirm_right"),
     ]
@@ -66,8 +68,8 @@ class ConfirmScreen(ModalScreen[bool]):
         with Vertical():
             yield Label(self._question, markup=False)
             with Horizontal():
-                yield Button("Cancel", id="no")
-                yield Button("Delete", id="yes", variant="error")
+                yield Button(_("Cancel"), id="no")
+                yield Button(_("Delete"), id="yes", variant="error")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()  # the safe answer is the default
@@ -89,8 +91,8 @@ class InstructionsScreen(ModalScreen[str | None]):
         "InstructionsScreen TextArea { height: 10; }\n"
     )
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel", id="instructions_cancel"),
-        Binding("ctrl+s", "save", "Save", id="instructions_save"),
+        Binding("escape", "cancel", _("Cancel"), id="instructions_cancel"),
+        Binding("ctrl+s", "save", _("Save"), id="instructions_save"),
     ]
 
     def __init__(self, instructions: str) -> None:
@@ -99,11 +101,11 @@ class InstructionsScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Instructions for this chat (empty: none). Ctrl+S saves, Esc cancels.")
+            yield Label(_("Instructions for this chat (empty: none). Ctrl+S saves, Esc cancels."))
             yield TextArea(self._instructions, id="instructions", soft_wrap=True)
             with Horizontal():
-                yield Button("Cancel", id="cancel")
-                yield Button("Save", id="save", variant="primary")
+                yield Button(_("Cancel"), id="cancel")
+                yield Button(_("Save"), id="save", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

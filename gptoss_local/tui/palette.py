@@ -22,7 +22,7 @@ class ActionCommands(Provider):
     def _commands(self) -> list[tuple[Action, Callable[[], Awaitable[object]]]]:
         chat = None if isinstance(self.screen, FirstRunScreen) else self._chat()
         commands: list[tuple[Action, Callable[[], Awaitable[object]]]] = []
-        for action in sorted(ACTIONS, key=lambda a: a.label):  # as Textual sorts its own
+        for action in sorted(ACTIONS, key=lambda a: a.shown_label):  # as Textual sorts its own
             if action.id == "quit":
                 continue
             if action.app_wide:
@@ -37,11 +37,11 @@ class ActionCommands(Provider):
     async def discover(self) -> Hits:
         """Every command, before anything is typed."""
         for action, run in self._commands():
-            yield DiscoveryHit(action.label, run, help=action.help)
+            yield DiscoveryHit(action.shown_label, run, help=action.shown_help)
 
     async def search(self, query: str) -> Hits:
         """The commands whose label matches `query` (fuzzy, as Textual's own)."""
         matcher = self.matcher(query)
         for action, run in self._commands():
-            if (score := matcher.match(action.label)) > 0:
-                yield Hit(score, matcher.highlight(action.label), run, help=action.help)
+            if (score := matcher.match(action.shown_label)) > 0:
+                yield Hit(score, matcher.highlight(action.shown_label), run, help=action.shown_help)

@@ -19,6 +19,7 @@ from gptoss_local import heap
 from gptoss_local.backends.base import BackendError, GenerationSettings, Stats
 from gptoss_local.conversation import Conversation
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
+from gptoss_local.i18n import _
 from gptoss_local.kinds import Effort
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.tools import (
@@ -129,13 +130,15 @@ def run_reply(
     except Exception as exc:  # any failure becomes a notification, never a crashed app
         batcher.flush()
         known = isinstance(exc, BackendError | HistoryError)
-        message = str(exc) if known else f"unexpected error: {exc!r}"
+        message = str(exc) if known else _("unexpected error: {error!r}").format(error=exc)
         failed = exc if isinstance(exc, HistoryError) else None
         try:
             recorder.fail(message)
         except Exception as again:  # the history itself may be what failed
             if failed is None:
-                message += f" (and the reply could not be saved: {again})"
+                message = _("{error} (and the reply could not be saved: {again})").format(
+                    error=message, again=again
+                )
                 failed = again if isinstance(again, HistoryError) else None
         post(ReplyFailed(message, failed))
 

@@ -20,6 +20,7 @@ from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from gptoss_local.events import ToolCall
+from gptoss_local.i18n import N_, _, translate
 from gptoss_local.tools import (
     Decision,
     ToolCallApproved,
@@ -33,19 +34,19 @@ from gptoss_local.tui.tool_views import ToolCallView
 
 # Keys of a message in focus (Tab, Shift+Tab or a click): the chat screen's copy actions.
 MESSAGE_BINDINGS: list[BindingType] = [
-    Binding("c", "screen.copy_message", "Copy", show=False),
-    Binding("b", "screen.copy_code", "Copy code", show=False),
-    Binding("up", "screen.focus_message(-1)", "Previous message", show=False),
-    Binding("down", "screen.focus_message(1)", "Next message", show=False),
+    Binding("c", "screen.copy_message", _("Copy"), show=False),
+    Binding("b", "screen.copy_code", _("Copy code"), show=False),
+    Binding("up", "screen.focus_message(-1)", _("Previous message"), show=False),
+    Binding("down", "screen.focus_message(1)", _("Next message"), show=False),
 ]
 
-NO_ANSWER = "no answer"
-NO_ANSWER_AFTER_REASONING = "no answer: the model only reasoned"
+NO_ANSWER = N_("no answer")
+NO_ANSWER_AFTER_REASONING = N_("no answer: the model only reasoned")
 # How a chain that ended otherwise than with an answer is noted under its last turn.
 ENDED = {
-    "limit": "stopped: the model kept calling tools past the limit of calls per reply",
-    "not_a_tool": "stopped: the model called a tool that is not offered here",
-    "external_call": "stopped: the model called a function this chat cannot run",
+    "limit": N_("stopped: the model kept calling tools past the limit of calls per reply"),
+    "not_a_tool": N_("stopped: the model called a tool that is not offered here"),
+    "external_call": N_("stopped: the model called a function this chat cannot run"),
 }
 
 ToolStep = ToolCallRequested | ToolCallApproved | ToolCallDenied | ToolCallFinished
@@ -95,7 +96,7 @@ class ReplyView(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         reasoning, answer = self._initial
-        title = "Thinking…" if self.live else "Reasoning"
+        title = _("Thinking…") if self.live else _("Reasoning")
         with Collapsible(title=title, collapsed=not (self.live or self.keep_open),
                          classes="reasoning-box"):  # fmt: skip
             yield Markdown(reasoning, classes="reasoning")
@@ -124,7 +125,7 @@ class ReplyView(Vertical, can_focus=True):
                 self.answering = True
                 self._stop_timer()
                 self.reasoning_box.collapsed = not self.keep_open
-                self.reasoning_box.title = f"Thought for {self._elapsed()}"
+                self.reasoning_box.title = _("Thought for {time}").format(time=self._elapsed())
                 self.reasoning_box.display = bool(self.reasoning_text)
             self.answer_text += answer
             await self._stream(".answer").write(answer)
@@ -146,13 +147,13 @@ class ReplyView(Vertical, can_focus=True):
         self._streams.clear()
         box = self.reasoning_box
         if self.live and not self.answering:
-            box.title = f"Thought for {self._elapsed()}"
+            box.title = _("Thought for {time}").format(time=self._elapsed())
         self.live = False
         box.display = bool(self.reasoning_text)
         if not self.answering:
             box.collapsed = not self.keep_open
         if not note and not self.answer_text.strip() and not self.call_views:
-            note = NO_ANSWER_AFTER_REASONING if self.reasoning_text else NO_ANSWER
+            note = translate(NO_ANSWER_AFTER_REASONING if self.reasoning_text else NO_ANSWER)
         label = self.query_one(".note", Static)
         label.update(note)
         label.display = bool(note)
@@ -195,7 +196,7 @@ class ReplyView(Vertical, can_focus=True):
     def end_calls(self) -> None:
         """The reply is over: calls that never ran say so, and an open dialog closes (deny)."""
         for view in self.call_views:
-            view.not_run("not run")  # only those without a result
+            view.not_run(_("not run"))  # only those without a result
         asking, self._asking = self._asking, None
         if asking is not None and asking.is_current:
             asking.dismiss("deny")
@@ -207,7 +208,7 @@ class ReplyView(Vertical, can_focus=True):
 
     def _tick(self) -> None:
         if not self.answering:
-            self.reasoning_box.title = f"Thinking… {self._elapsed()}"
+            self.reasoning_box.title = _("Thinking… {time}").format(time=self._elapsed())
 
     def _stop_timer(self) -> None:
         if self._timer is not None:

@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
+from gptoss_local.i18n import N_, _
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.session.records import Chat
@@ -58,7 +59,7 @@ class ChatList(OptionList):
         """List `chats`, highlighting the open one."""
         self.clear_options()
         # Content, not a str: a title is the user's text and must not be read as markup.
-        self.add_options(Option(Content(c.title or "(untitled)"), id=str(c.id)) for c in chats)
+        self.add_options(Option(Content(c.title or _("(untitled)")), id=str(c.id)) for c in chats)
         ids = [chat.id for chat in chats]
         if ids:  # the open chat, else the first, so that Enter always picks one
             self.highlighted = ids.index(current) if current in ids else 0
@@ -106,7 +107,7 @@ class Sidebar(Vertical):
         self._current: int | None = None  # the open chat, highlighted in the list
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Search chats", id="chat_search")
+        yield Input(placeholder=_("Search chats"), id="chat_search")
         yield ChatList(id="chats")
 
     @property
@@ -147,27 +148,30 @@ class Sidebar(Vertical):
             self.list_chats(current)
         self.query_one("#chat_search", Input).focus()
 
-    @reports_history_errors("Cannot rename the chat")
+    @reports_history_errors(N_("Cannot rename the chat"))
     def rename(self, chat_id: int) -> None:
         """Ask for a new title of the open chat, `chat_id`."""
         title = self.history.get_chat(chat_id).title
         self.app.push_screen(RenameScreen(title), partial(self._rename, chat_id))
 
-    @reports_history_errors("Cannot rename the chat")
+    @reports_history_errors(N_("Cannot rename the chat"))
     def _rename(self, chat_id: int, title: str | None) -> None:
         if title:
             self.history.rename_chat(chat_id, title)
             self.list_chats(chat_id)
             self.post_message(self.ChatRenamed(chat_id, title))
 
-    @reports_history_errors("Cannot delete the chat")
+    @reports_history_errors(N_("Cannot delete the chat"))
     def delete(self, chat_id: int) -> None:
         """Delete chat `chat_id` and its messages, after asking."""
-        title = self.history.get_chat(chat_id).title or "this chat"
-        question = f"Delete “{title}” and all its messages?"
+        title = self.history.get_chat(chat_id).title
+        if title:
+            question = _("Delete “{title}” and all its messages?").format(title=title)
+        else:
+            question = _("Delete this chat and all its messages?")
         self.app.push_screen(ConfirmScreen(question), partial(self._delete, chat_id))
 
-    @reports_history_errors("Cannot delete the chat")
+    @reports_history_errors(N_("Cannot delete the chat"))
     def _delete(self, chat_id: int, yes: bool | None) -> None:
         if yes:
             self.history.delete_chat(chat_id)
@@ -183,7 +187,7 @@ class Sidebar(Vertical):
         self.post_message(self.ChatChosen(ChatList.chat_id(event.option)))
 
     @on(Input.Changed, "#chat_search")
-    @reports_history_errors("Cannot list the chats")
+    @reports_history_errors(N_("Cannot list the chats"))
     def _search_changed(self) -> None:
         self.list_chats(self._current)
 

@@ -20,10 +20,11 @@ from textual.widget import Widget
 from gptoss_local.backends.base import BackendInfo, Stats
 from gptoss_local.chat.vram_poller import VramPoller
 from gptoss_local.hardware.vram import VramMonitor, VramUse
+from gptoss_local.i18n import N_, _, translate
 from gptoss_local.tui.messages import VramMeasured
 
 WARN_FRACTION = 0.9  # warn when the conversation fills this much of the context
-LOADING = "loading the model…"
+LOADING = N_("loading the model…")
 
 
 class StatusBar(Widget):
@@ -99,15 +100,15 @@ class StatusBar(Widget):
     def render(self) -> Content:
         """The line, from the current facts (Content: a model's name is never markup)."""
         info, stats = self.info, self.stats
-        parts = [info.model if info else (self.waiting or LOADING)]
+        parts = [info.model if info else (self.waiting or translate(LOADING))]
         used, size = self._context_use()
         if size:
-            parts.append(f"context {used:,}/{size:,}")
+            parts.append(_("context {used:,}/{size:,}").format(used=used, size=size))
         if stats and stats.ttft_seconds is not None:
-            parts.append(f"TTFT {stats.ttft_seconds:.2f}s")
+            parts.append(_("TTFT {seconds:.2f}s").format(seconds=stats.ttft_seconds))
         if stats and stats.decode_tokens_per_second:
-            parts.append(f"{stats.decode_tokens_per_second:.0f} tok/s")
-        parts.append(f"effort {self.effort}")
+            parts.append(_("{speed:.0f} tok/s").format(speed=stats.decode_tokens_per_second))
+        parts.append(_("effort {effort}").format(effort=self.effort))
         if info is not None:
             parts.append(info.placement)
         if self.vram is not None:  # also while loading: the user sees the model arrive
@@ -115,7 +116,7 @@ class StatusBar(Widget):
         if info is not None:
             parts.append(info.backend)
         if self._near_full():  # first, so that a narrow terminal still shows it
-            parts.insert(0, "⚠ context nearly full: start a new chat")
+            parts.insert(0, _("⚠ context nearly full: start a new chat"))
         if self.note:
             parts.append(self.note)
         return Content("  ·  ".join(parts))

@@ -10,11 +10,16 @@ from textual.containers import Vertical
 from textual.widgets import Collapsible, Static
 
 from gptoss_local.events import ToolCall
+from gptoss_local.i18n import N_, _, translate
 from gptoss_local.tools import ToolOutput
 from gptoss_local.tools.python_tool import NAME as PYTHON
 
 SHORT_ARGUMENTS = 72  # characters of arguments on a call's line
-VERDICTS = {"always": "allowed for this chat", "denied": "denied", "not_allowed": "not allowed"}
+VERDICTS = {
+    "always": N_("allowed for this chat"),
+    "denied": N_("denied"),
+    "not_allowed": N_("not allowed"),
+}
 
 
 def arguments_text(call: ToolCall) -> str:
@@ -24,7 +29,7 @@ def arguments_text(call: ToolCall) -> str:
     if call.name == PYTHON and not call.error and isinstance(code, str):
         return code
     if call.error:
-        return f"{call.raw}\n\n(not run: {call.error})"
+        return _("{raw}\n\n(not run: {error})").format(raw=call.raw, error=call.error)
     return json.dumps(call.arguments, indent=2, ensure_ascii=False)
 
 
@@ -82,7 +87,7 @@ class ToolCallView(Vertical):
 
     def decided(self, how: str) -> None:
         """Show who let the call run (or that it was denied); nothing for a plain "once"."""
-        self.verdict = VERDICTS.get(how, "")
+        self.verdict = translate(VERDICTS.get(how, ""))
         self._show()
 
     def finished(self, output: ToolOutput, seconds: float) -> None:
@@ -113,5 +118,8 @@ class ToolCallView(Vertical):
         note.display = bool(self.output.note)
 
     def _title(self) -> str:
-        took = f" ({self.seconds:.1f} s)" if self.seconds is not None else ""
-        return ("Error" if self.output is not None and self.output.error else "Result") + took
+        failed = self.output is not None and self.output.error
+        if self.seconds is None:
+            return _("Error") if failed else _("Result")
+        took = _("Error ({seconds:.1f} s)") if failed else _("Result ({seconds:.1f} s)")
+        return took.format(seconds=self.seconds)

@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
+from gptoss_local.i18n import _, translate
 from gptoss_local.session.records import StoredMessage
 from gptoss_local.tools import ToolOutput
 from gptoss_local.tui.messages import ToolApprovalAsked
@@ -186,10 +187,11 @@ def views_of(messages: list[StoredMessage], keep_open: bool) -> list[UserMessage
 def _view_of(message: StoredMessage, keep_open: bool) -> UserMessage | ReplyView:
     if message.role == "user":
         return UserMessage(message.content)
-    notes = {"stopped": "stopped", "partial": "interrupted: Ctrl+R writes it again"}
-    note = notes.get(message.status, f"failed: {message.error}" if message.error else "")
+    notes = {"stopped": _("stopped"), "partial": _("interrupted: Ctrl+R writes it again")}
+    failed = _("failed: {error}").format(error=message.error) if message.error else ""
+    note = notes.get(message.status, failed)
     if not note and not message.content.strip() and not message.tool_calls:  # as when live
-        note = NO_ANSWER_AFTER_REASONING if message.reasoning else NO_ANSWER
+        note = translate(NO_ANSWER_AFTER_REASONING if message.reasoning else NO_ANSWER)
     return ReplyView(message.reasoning, message.content, note=note, keep_open=keep_open,
                      calls=message.tool_calls)  # fmt: skip
 

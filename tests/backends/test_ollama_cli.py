@@ -19,8 +19,8 @@ from gptoss_local.backends import ollama_daemon, ollama_spawn
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.backends.ollama_probe import free_port
 from gptoss_local.hardware import machine as hardware
+from gptoss_local.launch.preparation import Preparation
 from gptoss_local.plan.wishes import wishes_from
-from gptoss_local.setup.first_run import Setup
 from gptoss_local.tui.app import make_app
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")
@@ -128,10 +128,10 @@ async def test_the_chat_tui_streams_through_the_ollama_backend(
     program: Path, tmp_path: Path
 ) -> None:
     settings = replace(config.load(), backend="ollama")
-    setup = Setup(hardware.probe(), catalog.load(), settings, wishes_from(Namespace(), settings),
-                  first_run=False)  # fmt: skip
-    wishes = setup.initial()
-    backend = setup.ready(wishes, setup.plan(wishes)).open(lambda *_: True)
+    wishes = wishes_from(Namespace(), settings)
+    prep = Preparation(hardware.probe(), catalog.load(), settings, wishes, first_run=False)
+    wishes = prep.initial()
+    backend = prep.ready(wishes, prep.plan(wishes)).open(lambda *_: True)
     history = open_history(tmp_path)
     try:
         app = make_app(history, lambda _progress: backend, GenerationSettings(effort="low"))
@@ -151,7 +151,7 @@ async def test_the_chat_tui_streams_through_the_ollama_backend(
 def test_the_chat_opener_pulls_only_what_ollama_lacks(
     program: Path, monkeypatch: pytest.MonkeyPatch, has_it: bool
 ) -> None:
-    from gptoss_local.setup.runner import ollama_opener
+    from gptoss_local.launch.runner import ollama_opener
 
     monkeypatch.setenv("FAKE_OLLAMA_MODELS", "gpt-oss:20b" if has_it else "")
     reports: list[tuple[float, str]] = []

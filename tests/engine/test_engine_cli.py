@@ -14,7 +14,7 @@ from gptoss_local.cli import main
 from gptoss_local.engine_setup import advice
 from gptoss_local.hardware import machine as hardware
 from gptoss_local.hardware.engine import EngineStatus
-from gptoss_local.setup import text as setup_text
+from gptoss_local.launch import text as launch_text
 
 CPU_ONLY = EngineStatus(True, "0.3.36", False, ("CPU",))
 CUDA = EngineStatus(True, "0.3.36", True, ("CUDA", "CPU"))
@@ -111,8 +111,8 @@ def test_check_engine_does_not_load_the_engine_without_a_gpu(
 
 def test_first_run_facts_carry_the_advice(tmp_path: Path) -> None:
     gpu = hardware.probe(FakeNvml([card("4090")]), models_path=tmp_path)
-    plain = setup_text.hardware_lines(gpu)
-    lines = setup_text.hardware_lines(gpu, advice.gpu_engine_advice(gpu, CPU_ONLY, True))
+    plain = launch_text.hardware_lines(gpu)
+    lines = launch_text.hardware_lines(gpu, advice.gpu_engine_advice(gpu, CPU_ONLY, True))
     assert lines[: len(plain)] == plain
     assert lines[len(plain)].startswith("! This llama-cpp-python build is CPU-only")
     assert lines[-2] == "  Rebuild it for your GPU: `gptoss-local engine install --cuda` (add " \

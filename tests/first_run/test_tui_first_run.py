@@ -65,12 +65,12 @@ async def test_snapshot_first_run(
 ) -> None:
     import shutil
 
-    from gptoss_local.setup import first_run
+    from gptoss_local.launch import preparation
 
     home = Path("/tmp/gptoss-local-snapshot-home")  # the models folder is on the screen
     shutil.rmtree(home, ignore_errors=True)
     monkeypatch.setenv("GPTOSS_LOCAL_HOME", str(home))
-    monkeypatch.setattr(first_run, "free_bytes", lambda folder: 812 << 30)
+    monkeypatch.setattr(preparation, "free_bytes", lambda folder: 812 << 30)
     app = app_on(setup=setup_for(cat, context=None))
     async with asking(app, (100, 52)) as pilot:
         await assert_snapshot(pilot, "first_run")

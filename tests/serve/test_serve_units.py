@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -14,16 +16,22 @@ from gptoss_local.backends.base import (
     Reply,
     ReplyRequest,
 )
-from gptoss_local.serve.chat_request import chat_job
-from gptoss_local.serve.errors import ApiError
+from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
+from gptoss_local.harmony import render_prompt
+from gptoss_local.serve import api_request
+from gptoss_local.serve.api_request import checked
+from gptoss_local.serve.chat_request import ChatReader
+from gptoss_local.serve.errors import ApiError, bad_request
 from gptoss_local.serve.guard import Guard, bind_problem
-from gptoss_local.serve.responses_request import responses_job
+from gptoss_local.serve.limits import Limits
+from gptoss_local.serve.responses_request import ResponsesReader
 from gptoss_local.serve.scheduler import Busy, Gone, Scheduler
 from gptoss_local.serve.service import Service
 from gptoss_local.serve.stops import StopFilter
 
 NAMES = ("gpt-oss-20b", "20b")
 DEFAULTS = GenerationSettings(effort="medium")
+read_chat, read_responses = ChatReader().read, ResponsesReader().read
 
 
 def fed(stops: tuple[str, ...], pieces: list[str]) -> tuple[str, bool]:
@@ -155,7 +163,7 @@ def test_cors_only_for_the_origins_named() -> None:
 
 
 def test_chat_messages_become_a_harmony_conversation() -> None:
-    job = chat_job(
+    asked = read_chat(
         {
             "model": "20b",
             "messages": [
@@ -171,20 +179,20 @@ def test_chat_messages_become_a_harmony_conversation() -> None:
         },
         NAMES, DEFAULTS,
     )  # fmt: skip
-    c = job.request.conversation
-    assert job.model == "gpt-oss-20b" and c.instructions == "Be brief."
+    c = asked.request.conversation
+    assert asked.model == "gpt-oss-20b" and c.instructions == "Be brief."
     assert [m.role for m in c.messages] == ["user", "assistant", "tool"]
     assert (
         c.messages[1].reasoning == "Need it" and c.messages[1].tool_calls[0].name == "get_weather"
     )
     assert c.messages[2].tool_name == "get_weather"
-    s = job.request.settings
+    s = asked.request.settings
     assert (s.max_tokens, s.temperature, s.seed, s.effort) == (40, 0.5, 4, "medium")
-    assert job.stops == ("\n",) and job.stream and job.include_usage
+    assert asked.stops == ("\n",) and asked.stream and asked.include_usage
 
 
 def test_response_items_group_into_assistant_messages() -> None:
-    job = responses_job(
+    asked = read_responses(
         {
             "model": "gpt-oss-20b",
             "instructions": "Be brief.",
@@ -206,15 +214,15 @@ def test_response_items_group_into_assistant_messages() -> None:
         },
         NAMES, DEFAULTS,
     )  # fmt: skip
-    c = job.request.conversation
+    c = asked.request.conversation
     assert c.instructions == "Be brief.\n\nIn French."
     assert [m.role for m in c.messages] == ["user", "assistant", "tool", "assistant", "user"]
     first, result, second = c.messages[1:4]
     assert first.reasoning == "Need it" and first.tool_calls[0].name == "get_weather"
     assert result.tool_name == "get_weather"
     assert (second.reasoning, second.content) == ("Done", "Sunny.")
-    assert job.request.settings.effort == "high" and job.request.settings.max_tokens == 99
-    assert responses_job(
+    assert asked.request.settings.effort == "high" and asked.request.settings.max_tokens == 99
+    assert read_responses(
         {"model": "20b", "input": "hi"}, NAMES, DEFAULTS
     ).request.conversation.messages
 
@@ -241,7 +249,7 @@ def test_response_items_group_into_assistant_messages() -> None:
 )  # fmt: skip
 def test_chat_requests_the_server_cannot_honour(body: dict, param: str) -> None:
     with pytest.raises(ApiError) as refused:
-        chat_job(body, NAMES, DEFAULTS)
+        read_chat(body, NAMES, DEFAULTS)
     assert refused.value.status == 400 and refused.value.param == param
 
 
@@ -253,10 +261,10 @@ def test_responses_requests_the_server_cannot_honour() -> None:
         {"model": "20b", "input": "hi", "text": {"format": {"type": "json_schema"}}},
     ):
         with pytest.raises(ApiError) as refused:
-            responses_job(body, NAMES, DEFAULTS)
+            read_responses(body, NAMES, DEFAULTS)
         assert refused.value.status == 400
     with pytest.raises(ApiError) as missing:
-        responses_job({"model": "gpt-5", "input": "hi"}, NAMES, DEFAULTS)
+        read_responses({"model": "gpt-5", "input": "hi"}, NAMES, DEFAULTS)
     assert missing.value.status == 404 and missing.value.code == "model_not_found"
 
 
@@ -290,3 +298,77 @@ def test_what_the_engine_cannot_do_is_a_400_before_the_queue(
     assert refused.value.status == 400 and refused.value.param == param
     assert "the plain engine cannot offer function tools" in refused.value.message
     assert service.scheduler.waiting == 0
+
+
+def _refusal(
+    check: Callable[[Conversation, Limits], object], conversation: Conversation, limits: Limits
+) -> tuple[object, ...] | None:
+    try:
+        check(conversation, limits)
+    except ApiError as refused:
+        return refused.status, refused.code, refused.param, refused.message
+    return None
+
+
+def _rendered_whole(conversation: Conversation, limits: Limits) -> None:
+    """The check as it was: render the whole prompt, then measure it."""
+    if not conversation.messages:
+        raise bad_request("the conversation has no messages", "messages")
+    try:
+        prompt = render_prompt(list(conversation.messages), instructions=
+                               conversation.instructions, tools=conversation.tools)  # fmt: skip
+    except ValueError as exc:
+        raise bad_request(str(exc), "messages") from None
+    limits.check_prompt(prompt, "messages")
+
+
+def _checked(conversation: Conversation, limits: Limits) -> None:
+    checked(conversation, "messages", limits)
+
+
+def _random_conversation(rng: random.Random) -> Conversation:
+    def text() -> str:
+        pieces = ("", "a", "word ", "<|end|>", "<|start|>x", "<|", "|>", "\n", "é")
+        return "".join(rng.choice(pieces) for _ in range(rng.choice((0, 1, 5, 60, 300))))
+
+    messages: list[Message] = []
+    for _ in range(rng.randint(0, 6)):
+        role = rng.choice(("user", "assistant", "assistant", "tool"))
+        if role == "user":
+            messages.append(Message("user", text()))
+        elif role == "tool":
+            messages.append(Message("tool", text(), tool_name=rng.choice((None, "add", "f"))))
+        else:
+            calls = tuple(ToolCallRecord(rng.choice(("add", "f")), text())
+                          for _ in range(rng.choice((0, 0, 1, 2))))  # fmt: skip
+            messages.append(Message("assistant", text(), text(), calls))
+    tools = tuple(Tool(rng.choice(("add", "f", "g")), text()) for _ in range(rng.randint(0, 2)))
+    return Conversation(tuple(messages), rng.choice((None, text())), tools)
+
+
+def test_the_conversation_is_refused_as_a_whole_render_would_refuse_it() -> None:
+    rng, limits, refused = random.Random(22), Limits(48), set()
+    for _ in range(3000):
+        conversation = _random_conversation(rng)
+        expected = _refusal(_rendered_whole, conversation, limits)
+        assert _refusal(_checked, conversation, limits) == expected
+        refused.add(expected[1] if expected else None)
+    assert refused == {None, "invalid_value", "context_length_exceeded"}  # each verdict met
+
+
+def test_a_conversation_that_fits_is_checked_in_outline_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    longest: list[int] = []
+
+    def measured(messages: list[Message], **options: object) -> str:
+        longest.append(max(len(m.content) for m in messages))
+        return render_prompt(messages, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api_request, "render_prompt", measured)
+    conversation = Conversation((Message("user", "word " * 2000),))
+    checked(conversation, "messages", Limits())  # 10,000 characters: far within
+    assert longest == [1]
+    with pytest.raises(ApiError, match=r"is 10,\d{3} characters"):
+        checked(conversation, "messages", Limits(256))  # 8,192 at most: measured whole
+    assert longest == [1, 1, 10_000]

@@ -20,6 +20,7 @@ from gptoss_local.backends.base import (
     UnsupportedRequest,
 )
 from gptoss_local.conversation import (
+    AssistantDraft,
     Attachment,
     BuiltinTool,
     Conversation,
@@ -27,7 +28,7 @@ from gptoss_local.conversation import (
     Tool,
     ToolCallRecord,
 )
-from gptoss_local.events import Event, ReasoningDelta, ToolCall, TurnEnded
+from gptoss_local.events import Event, PreambleDelta, ReasoningDelta, ToolCall, TurnEnded
 from gptoss_local.harmony import render_prompt
 from gptoss_local.session.export import to_json, to_markdown
 from gptoss_local.session.history import History
@@ -330,3 +331,20 @@ def test_a_request_the_engine_cannot_take_is_refused_before_it_streams() -> None
     with pytest.raises(UnsupportedRequest, match="attached files"):
         list(ToolLoop(backend, adder(), Approvals()).run(asked, GenerationSettings()))
     assert backend.seen == []
+
+
+def test_a_turn_folds_into_its_message_and_the_parts_it_is_laid_out_in() -> None:
+    draft = AssistantDraft()
+    search = ToolCall("browser.search", {}, "{}")  # no tool can have that name
+    turn: list[Event] = [ReasoningDelta("Need "), ReasoningDelta("a sum."),
+                         PreambleDelta("Adding. "), _final("Wait.")[0], call()[1], search,
+                         ReasoningDelta("Both."), TurnEnded("call")]  # fmt: skip
+    assert [draft.add(event) for event in turn] == [
+        "reasoning", None, "content", None, "call", "call", "reasoning", None
+    ]  # fmt: skip
+    assert (draft.reasoning, draft.content, draft.ended) == ("Need a sum.Both.", "Adding. Wait.",
+                                                             "call")  # fmt: skip
+    assert draft.calls[1] is search
+    record = ToolCallRecord("add", {"a": 2, "b": 3})
+    assert draft.message() == Message("assistant", "Adding. Wait.", "Need a sum.Both.", (record,))
+    assert AssistantDraft().message() == Message("assistant")

@@ -147,7 +147,7 @@ async def test_every_action_is_in_the_command_palette(app_on: AppOn) -> None:
         titles = {command.title for command in app.get_system_commands(app.screen)}  # Quit
         titles |= {hit.text async for hit in ActionCommands(app.screen).discover()}
         bindings = {b.id for b in app.chat_screen.BINDINGS if hasattr(b, "id")}
-    assert {action.label for action in ACTIONS} <= titles
+    assert {action.shown_label for action in ACTIONS} <= titles
     assert {action.id for action in ACTIONS} <= bindings
 
 

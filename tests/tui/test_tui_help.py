@@ -18,8 +18,8 @@ async def test_f1_lists_every_binding_and_escape_closes(app_on: AppOn) -> None:
         table = app.screen.query_one(DataTable)
         rows = [table.get_row_at(i) for i in range(table.row_count)]
         assert len(rows) == len(ACTIONS) + len(INPUT_KEYS)
-        assert [row[1] for row in rows[: len(ACTIONS)]] == [a.label for a in ACTIONS]
-        assert [row[2] for row in rows[: len(ACTIONS)]] == [a.help for a in ACTIONS]
+        assert [row[1] for row in rows[: len(ACTIONS)]] == [a.shown_label for a in ACTIONS]
+        assert [row[2] for row in rows[: len(ACTIONS)]] == [a.shown_help for a in ACTIONS]
         assert rows[0][0] == "^q" and all(row[0] and row[2] for row in rows)
         await assert_snapshot(pilot, "help")
         await close_screen(pilot, "escape", HelpScreen)

@@ -1,4 +1,4 @@
-"""One job run on the backend: its events with stop strings applied, then its stats."""
+"""One request run on the backend: its events with stop strings applied, then its stats."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Literal
 
 from gptoss_local.backends.base import Reply, ReplyRequest, Stats
 from gptoss_local.events import AnswerDelta, Event, ToolCall, TurnEnded
-from gptoss_local.serve.job import Job
+from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.stops import StopFilter
 
 # How the server asks the backend for a reply: `Backend.stream`, or a test's steering.
@@ -16,15 +16,15 @@ Streamer = Callable[[ReplyRequest, threading.Event], Reply]
 Finish = Literal["stop", "length", "tool_calls"]
 
 
-class Turn:
-    """Iterate for the reply's text and tool calls (no `TurnEnded`); `stats` and `finish` are
-    set once it has ended. A stop string ends the answer where it begins: the generation is
-    cancelled and the finish reason is "stop"."""
+class Generation:
+    """The reply to one request as it is generated. Iterate for its text and tool calls (no
+    `TurnEnded`); `stats` and `finish` are set once it has ended. A stop string ends the
+    answer where it begins: the generation is cancelled and the finish reason is "stop"."""
 
-    def __init__(self, stream: Streamer, job: Job, cancel: threading.Event) -> None:
+    def __init__(self, stream: Streamer, asked: ApiRequest, cancel: threading.Event) -> None:
         self.cancel = cancel
-        self._stops = StopFilter(job.stops)
-        self._reply = stream(job.request, cancel)
+        self._stops = StopFilter(asked.stops)
+        self._reply = stream(asked.request, cancel)
         self.stats: Stats | None = None
         self.called = False
 

@@ -1,5 +1,5 @@
 """From a plan to a loaded backend: which file to load, and the openers of the two engines
-(`setup.engines` picks one by name). Shared by `run`, `bench` and the chat."""
+(`launch.engines` picks one by name). Shared by `run`, `serve`, `bench` and the chat."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
 from gptoss_local.hardware.machine import probe
+from gptoss_local.launch.file_spec import spec_for_file
 from gptoss_local.plan.planner import Plan, plan
 from gptoss_local.plan.wishes import Wishes
-from gptoss_local.setup.file_spec import spec_for_file
 from gptoss_local.store.progress import Progress
 
 Notice = Callable[[str], None]

@@ -1,6 +1,6 @@
 """The engines gptoss-local chats through, by name: how each opens the planned model and how it
-gets the model's weights. `run`, `chat`, the first-run screen and `pull` look an engine up here
-rather than comparing backend names."""
+gets the model's weights. `run`, `serve`, `chat`, the first-run screen and `pull` look an engine
+up here rather than comparing backend names."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from gptoss_local.backends.openai_client import OpenAIClientBackend
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
 from gptoss_local.kinds import TRAITS, BackendName, Traits
+from gptoss_local.launch.runner import choose_model, load_planned, ollama_opener
 from gptoss_local.plan.planner import Plan
 from gptoss_local.plan.wishes import Wishes
-from gptoss_local.setup.runner import choose_model, load_planned, ollama_opener
 from gptoss_local.store.offline import offline_reason
 from gptoss_local.store.progress import Notice, ProgressFn
 from gptoss_local.store.pull import PullOptions, pull_model

@@ -1,36 +1,21 @@
-"""What a request asks for, whichever API it came through, and the readers both APIs share.
-
-A `Job` is the `ReplyRequest` the backend is given (the conversation, the generation settings)
-plus what the server applies itself: stop strings, streaming, usage in the stream.
-"""
+"""The request fields both APIs share, read and checked: a wrong type or value is a 400 that
+names the field."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-from gptoss_local.conversation import Conversation, Tool
-from gptoss_local.harmony import render_prompt
+from gptoss_local.backends.base import GenerationSettings
+from gptoss_local.conversation import Tool
 from gptoss_local.harmony.tools import function_tool
 from gptoss_local.kinds import EFFORTS, Effort
 from gptoss_local.serve.errors import ApiError, bad_request
-from gptoss_local.serve.limits import Limits, check_stops, check_tools
+from gptoss_local.serve.limits import check_stops, check_tools
 
 MAX_STOPS = 16
-
-
-@dataclass(frozen=True)
-class Job:
-    """One generation request."""
-
-    model: str
-    request: ReplyRequest
-    stops: tuple[str, ...] = ()
-    stream: bool = False
-    include_usage: bool = False
 
 
 class Body:
@@ -162,24 +147,6 @@ def stops(value: Any) -> tuple[str, ...]:
         raise bad_request(f"stop takes at most {MAX_STOPS} strings", "stop")
     check_stops(found)
     return tuple(found)
-
-
-def checked(conversation: Conversation, param: str, limits: Limits) -> Conversation:
-    """The conversation, once the renderer has accepted it (e.g. every tool result answers a
-    call) and its prompt is not far beyond the context: a mistake in the request is a 400,
-    not a failure inside the generation."""
-    if not conversation.messages:
-        raise bad_request("the conversation has no messages", param)
-    try:
-        prompt = render_prompt(
-            list(conversation.messages),
-            instructions=conversation.instructions,
-            tools=conversation.tools,
-        )
-    except ValueError as exc:
-        raise bad_request(str(exc), param) from None
-    limits.check_prompt(prompt, param)
-    return conversation
 
 
 def refuse_unsupported(body: Body) -> None:

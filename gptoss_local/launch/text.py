@@ -6,8 +6,8 @@ from gptoss_local.catalog import Catalog
 from gptoss_local.doctor import text as doctor_text
 from gptoss_local.hardware.machine import Hardware
 from gptoss_local.kinds import TRAITS
+from gptoss_local.launch.preparation import Weights
 from gptoss_local.plan.planner import Plan
-from gptoss_local.setup.first_run import Weights
 from gptoss_local.store.progress import Progress
 from gptoss_local.units import duration, size_text
 

@@ -1,6 +1,7 @@
-"""What `chat` settles before the first message: model, plan, weights and engine.
+"""What a command settles before the model loads: model, plan, weights and engine.
 
-The first-run screen (`tui/first_run.py`) shows these and lets the user change them; the logic
+`run`, `serve` and `bench` go through it without asking (`launch.prepare`); `chat` asks on the
+first-run screen (`tui/first_run.py`), which shows these and lets the user change them; the logic
 lives here so it is tested without a terminal. The screen appears when there is a question to
 ask: on the very first run (no settings file yet) or when the chosen model's weights are
 missing. Later runs load the remembered model at once.
@@ -19,10 +20,10 @@ from gptoss_local import config, paths
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.engine_setup.advice import check_engine
 from gptoss_local.hardware.machine import Hardware, probe
+from gptoss_local.launch.engines import Opener, Ready, engine
+from gptoss_local.launch.file_spec import spec_for_file
 from gptoss_local.plan.planner import Plan, plan
 from gptoss_local.plan.wishes import Wishes
-from gptoss_local.setup.engines import Opener, Ready, engine
-from gptoss_local.setup.file_spec import spec_for_file
 from gptoss_local.store.progress import ProgressFn
 from gptoss_local.store.pull import (
     PullOptions,
@@ -32,7 +33,7 @@ from gptoss_local.store.pull import (
     pull_model,
 )
 
-__all__ = ["Opener", "Ready", "Setup", "Weights"]
+__all__ = ["Opener", "Preparation", "Ready", "Weights"]
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,9 @@ class Weights:
         return max(0, self.spec.total_bytes - self.on_disk)
 
 
-class Setup:
-    """The first-run decisions for one machine, settings file and command line.
+class Preparation:
+    """The decisions before a model loads, for one machine, settings file and command line:
+    which model and plan, its weights, the engine made ready, and what the first run asks.
 
     Args:
         hardware: What `hardware.probe()` found.
@@ -83,7 +85,7 @@ class Setup:
         self.engine_advice = engine_advice
 
     @classmethod
-    def probe(cls, wishes: Wishes, settings: config.Settings) -> Setup:
+    def probe(cls, wishes: Wishes, settings: config.Settings) -> Preparation:
         """Probe this machine and read the manifest; `settings` is the settings file read."""
         first_run = not paths.settings_file().exists()
         hardware = probe()

@@ -1,0 +1,1 @@
+"""What `run`, `serve`, `bench` and `chat` settle before the model loads: plan, weights, engine."""

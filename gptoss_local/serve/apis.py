@@ -1,0 +1,74 @@
+"""The two APIs the server speaks, one object each: how its requests are read, its names for
+the fields an engine may refuse, how its replies are written and how its stream is spelled.
+`service.py` routes a POST to one of them and asks it for whatever differs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gptoss_local.events import Event
+from gptoss_local.serve import sse
+from gptoss_local.serve.api_request import ApiRequest, RequestReader
+from gptoss_local.serve.chat_reply import ChatReply
+from gptoss_local.serve.chat_request import ChatReader
+from gptoss_local.serve.generation import Generation
+from gptoss_local.serve.responses_reply import ResponsesReply
+from gptoss_local.serve.responses_request import ResponsesReader
+
+Piece = dict[str, Any]
+
+
+class ReplyWriter(Protocol):
+    """One reply in an API's shape."""
+
+    def whole(self, events: Iterable[Event], generation: Generation) -> Piece:
+        """The reply as one JSON object, once the generation has ended."""
+        ...
+
+    def pieces(self, events: Iterable[Event], generation: Generation) -> Iterator[Piece]:
+        """The reply as the objects of its stream."""
+        ...
+
+
+def _as_it_is(error: Piece) -> Piece:
+    return error
+
+
+@dataclass(frozen=True)
+class Api:
+    """One API.
+
+    Attributes:
+        reader: Reads its requests.
+        reply: Writes the reply to a request.
+        encode: One object of its stream as a server-sent event.
+        closing: What its stream sends after the last event.
+        error_piece: The object that tells its stream the generation failed, from the
+            error's JSON body.
+    """
+
+    reader: RequestReader
+    reply: Callable[[ApiRequest], ReplyWriter]
+    encode: Callable[[Piece], bytes]
+    closing: tuple[bytes, ...] = ()
+    error_piece: Callable[[Piece], Piece] = _as_it_is
+
+    def param_of(self, field: str) -> str | None:
+        """The request's field for `field` of the `ReplyRequest`, which an engine refused."""
+        reader = self.reader
+        names = {"tools": "tools", "builtin_tools": "tools",
+                 "response_format": reader.format_param, "attachments": reader.param}  # fmt: skip
+        return names.get(field)
+
+
+def _responses_error(error: Piece) -> Piece:
+    # The Responses error event, with the Chat-style body too.
+    fields = {key: error["error"][key] for key in ("code", "message", "param")}
+    return {"type": "error", **fields, **error}
+
+
+CHAT_COMPLETIONS = Api(ChatReader(), ChatReply, sse.data_line, closing=(sse.DONE,))
+RESPONSES = Api(ResponsesReader(), ResponsesReply, sse.typed_event, error_piece=_responses_error)
+ROUTES: dict[str, Api] = {"/v1/chat/completions": CHAT_COMPLETIONS, "/v1/responses": RESPONSES}

@@ -1,1 +1,0 @@
-"""What `chat` and `run` settle before the first message: model, plan, weights, engine."""

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Write the catalog template (gptoss_local.pot) from the strings marked for translation.
+
+Usage: scripts/extract_messages.py [OUTPUT]   (default: gptoss_local/locale/gptoss_local.pot)
+
+Reads every module of gptoss_local that imports from `gptoss_local.i18n` and collects the
+literals given to `_()`, `N_()` and `ngettext()`. A marked call with anything but plain string
+literals (a variable, an f-string, a concatenation built at run time) cannot be extracted:
+it is reported with its file and line, and the script exits 1 without writing. Translators
+start a language with `msginit -i gptoss_local.pot -l pt_BR` and compile it with `msgfmt`
+into gptoss_local/locale/<lang>/LC_MESSAGES/gptoss_local.mo.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "gptoss_local"
+DEFAULT_OUTPUT = PACKAGE / "locale" / "gptoss_local.pot"
+I18N = "gptoss_local.i18n"
+# The marker and how many string literals it takes.
+MARKERS = {"_": 1, "N_": 1, "ngettext": 2}
+
+
+@dataclass
+class Message:
+    """One msgid (with its plural), and where in the source it is used."""
+
+    msgid: str
+    plural: str | None = None
+    places: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Extraction:
+    """What the walk found: the messages by (msgid, plural), and the calls it could not read."""
+
+    messages: dict[tuple[str, str | None], Message] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+def _markers_imported(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == I18N:
+            names |= {alias.asname or alias.name for alias in node.names}
+    return names & set(MARKERS)
+
+
+def _literal(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _problem(call: ast.Call, name: str, place: str) -> str | None:
+    wanted = MARKERS[name]
+    if call.keywords or len(call.args) != wanted + (name == "ngettext"):
+        return f"{place}: {name}() takes {wanted} string literal(s)" + (
+            " and a count" if name == "ngettext" else ""
+        )
+    for arg in call.args[:wanted]:
+        if isinstance(arg, ast.JoinedStr):
+            return f"{place}: {name}() is given an f-string; fill placeholders with .format()"
+        if _literal(arg) is None:
+            return f"{place}: {name}() is given {ast.unparse(arg)!r}, not a string literal"
+        if not (_literal(arg) or "").strip():
+            return f"{place}: {name}() is given an empty string"
+    return None
+
+
+def _shadowing(tree: ast.Module, markers: set[str], relative: str) -> list[str]:
+    """Assignments to a marker's name (`for _ in ...`) in a module that imports it."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in markers:
+            found.append(f"{relative}:{node.lineno}: assigns to {node.id}, the i18n marker")
+    return found
+
+
+def extract_file(path: Path, into: Extraction, root: Path = ROOT) -> None:
+    """Add the marked messages of one module to `into`, and what cannot be extracted."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    markers = _markers_imported(tree)
+    if not markers:
+        return
+    relative = path.relative_to(root).as_posix()
+    into.problems += _shadowing(tree, markers, relative)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            continue
+        name = node.func.id
+        if name not in markers:
+            continue
+        place = f"{relative}:{node.lineno}"
+        problem = _problem(node, name, place)
+        if problem:
+            into.problems.append(problem)
+            continue
+        msgid = _literal(node.args[0]) or ""
+        plural = _literal(node.args[1]) if name == "ngettext" else None
+        message = into.messages.setdefault((msgid, plural), Message(msgid, plural))
+        message.places.append(place)
+
+
+def extract(package: Path = PACKAGE, root: Path = ROOT) -> Extraction:
+    """Walk every module of `package` (sorted, so the template is stable)."""
+    found = Extraction()
+    for path in sorted(package.rglob("*.py")):
+        extract_file(path, found, root)
+    return found
+
+
+def _quote(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t")
+    lines = escaped.split("\n")
+    if len(lines) == 1:
+        return f'"{escaped}"'
+    parts = [line + "\\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    return '""\n' + "\n".join(f'"{part}"' for part in parts)
+
+
+HEADER = """\
+# Catalog template of gptoss-local: the words a person reads.
+# Generated by scripts/extract_messages.py; do not edit by hand.
+msgid ""
+msgstr ""
+"Project-Id-Version: gptoss-local\\n"
+"MIME-Version: 1.0\\n"
+"Content-Type: text/plain; charset=UTF-8\\n"
+"Content-Transfer-Encoding: 8bit\\n"
+"Plural-Forms: nplurals=INTEGER; plural=EXPRESSION;\\n"
+"""
+
+
+def template(found: Extraction) -> str:
+    """The .pot text: the header, then one entry per message in order of first use."""
+    entries = [HEADER]
+    for message in found.messages.values():
+        lines = [f"#: {' '.join(message.places)}"]
+        if "{" in message.msgid:
+            lines.append("#, python-brace-format")
+        lines.append(f"msgid {_quote(message.msgid)}")
+        if message.plural is None:
+            lines.append('msgstr ""')
+        else:
+            lines += [f"msgid_plural {_quote(message.plural)}", 'msgstr[0] ""', 'msgstr[1] ""']
+        entries.append("\n".join(lines) + "\n")
+    return "\n".join(entries)
+
+
+def main(argv: list[str]) -> int:
+    """Write the template, or list the calls that cannot be extracted and return 1."""
+    output = Path(argv[0]) if argv else DEFAULT_OUTPUT
+    found = extract()
+    if found.problems:
+        print("\n".join(found.problems), file=sys.stderr)
+        return 1
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(template(found), encoding="utf-8")
+    print(f"{len(found.messages)} messages → {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
