@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from gptoss_local import __version__
 from gptoss_local.commands import arguments
+from gptoss_local.i18n import _
 from gptoss_local.kinds import BACKENDS, EFFORTS
 
 # Each command's handler as "module:function", imported only when that command runs.
@@ -38,52 +39,62 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every working command."""
     parser = argparse.ArgumentParser(
         prog="gptoss-local",
-        description="Run OpenAI's gpt-oss models privately and offline on your NVIDIA RTX PC.",
+        description=_("Run OpenAI's gpt-oss models privately and offline on your NVIDIA RTX PC."),
     )
     parser.add_argument("--version", action="version", version=f"gptoss-local {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     doctor = commands.add_parser(
         "doctor",
-        help="show the GPUs, memory and engine found, and which model would run and why",
-        description="Show the GPUs, memory, disk and engine found, and the plan: which model, "
-        "where its parts go, how much memory it takes, and why.",
+        help=_("show the GPUs, memory and engine found, and which model would run and why"),
+        description=_(
+            "Show the GPUs, memory, disk and engine found, and the plan: which model, "
+            "where its parts go, how much memory it takes, and why."
+        ),
     )
     doctor.add_argument(
-        "--json", action="store_true", help="print one JSON document (see docs/doctor-json.md)"
+        "--json", action="store_true", help=_("print one JSON document (see docs/doctor-json.md)")
     )
     _add_wish_arguments(doctor)
     run = commands.add_parser(
         "run",
-        help="answer one prompt and exit (scriptable)",
-        description="Answer one prompt with a local gpt-oss model: the answer goes to stdout, "
-        "reasoning to stderr with --show-reasoning, or everything as JSON lines with --json.",
+        help=_("answer one prompt and exit (scriptable)"),
+        description=_(
+            "Answer one prompt with a local gpt-oss model: the answer goes to stdout, "
+            "reasoning to stderr with --show-reasoning, or everything as JSON lines with --json."
+        ),
     )
     _add_wish_arguments(run, backend=False)  # run adds its own --backend
     arguments.run_arguments(run)
     bench = commands.add_parser(
         "bench",
-        help="measure prefill and decode speed of the planned model on this machine",
-        description="Load the planned model (or --model-path) and measure prompt evaluation and "
-        "generation speed with gpt-oss's sampling settings and greedy decoding; compares the "
-        "result with the known-good range for your GPU when there is one.",
+        help=_("measure prefill and decode speed of the planned model on this machine"),
+        description=_(
+            "Load the planned model (or --model-path) and measure prompt evaluation and "
+            "generation speed with gpt-oss's sampling settings and greedy decoding; compares the "
+            "result with the known-good range for your GPU when there is one."
+        ),
     )
     _add_wish_arguments(bench, backend=False)
     arguments.bench_arguments(bench)
     chat = commands.add_parser(
         "chat",
-        help="chat with a local gpt-oss model in the terminal (saved in the history)",
-        description="Open the chat TUI on the planned model (or --model-path): streamed replies "
-        "with their reasoning, switchable effort, stop with Esc; chats are saved as they stream.",
+        help=_("chat with a local gpt-oss model in the terminal (saved in the history)"),
+        description=_(
+            "Open the chat TUI on the planned model (or --model-path): streamed replies with "
+            "their reasoning, switchable effort, stop with Esc; chats are saved as they stream."
+        ),
     )
     _add_wish_arguments(chat, backend=False)
     arguments.chat_arguments(chat)
     serve = commands.add_parser(
         "serve",
-        help="serve the model to other programs through the OpenAI API (loopback by default)",
-        description="Load the planned model (or --model-path) once and serve it at "
-        "http://HOST:PORT/v1 with the OpenAI API: /v1/models, /v1/chat/completions and "
-        "/v1/responses, streamed or not, reasoning apart from the answer, tools. Listens on "
-        "127.0.0.1 unless told otherwise; any other address needs --api-key.",
+        help=_("serve the model to other programs through the OpenAI API (loopback by default)"),
+        description=_(
+            "Load the planned model (or --model-path) once and serve it at "
+            "http://HOST:PORT/v1 with the OpenAI API: /v1/models, /v1/chat/completions and "
+            "/v1/responses, streamed or not, reasoning apart from the answer, tools. Listens on "
+            "127.0.0.1 unless told otherwise; any other address needs --api-key."
+        ),
     )
     _add_wish_arguments(serve, backend=False)
     arguments.serve_arguments(serve)
@@ -91,28 +102,36 @@ def build_parser() -> argparse.ArgumentParser:
     arguments.chats_arguments(
         commands.add_parser(
             "chats",
-            help="list the saved chats, or export one (chats export ID --format md|json)",
-            description="List the saved chats (id, title, last update, messages, model), or "
-            "export one with its reasoning and per-message stats as Markdown or JSON.",
+            help=_("list the saved chats, or export one (chats export ID --format md|json)"),
+            description=_(
+                "List the saved chats (id, title, last update, messages, model), or "
+                "export one with its reasoning and per-message stats as Markdown or JSON."
+            ),
         )
     )
     arguments.tools_arguments(
         commands.add_parser(
             "tools",
-            help="list the tools the model can use (python, MCP servers), or call one",
-            description="List every tool the model can be offered: the built-in python tool "
-            "(and what its sandbox enforces here) and the tools of the MCP servers in mcp.json "
-            "in the config folder; or call one directly with `tools call NAME JSON`.",
+            help=_("list the tools the model can use (python, MCP servers), or call one"),
+            description=_(
+                "List every tool the model can be offered: the built-in python tool "
+                "(and what its sandbox enforces here) and the tools of the MCP servers in mcp.json "
+                "in the config folder; or call one directly with `tools call NAME JSON`."
+            ),
         )
     )
     arguments.engine_arguments(
         commands.add_parser(
             "engine",
-            help="show what the llama.cpp engine is built with; `engine install --cuda` "
-            "rebuilds it for the GPU",
-            description="Show the installed llama-cpp-python: version, GPU offload, backends, "
-            "CUDA architectures and runtime. `engine install --cuda` rebuilds it for this PC's "
-            "GPU.",
+            help=_(
+                "show what the llama.cpp engine is built with; `engine install --cuda` "
+                "rebuilds it for the GPU"
+            ),
+            description=_(
+                "Show the installed llama-cpp-python: version, GPU offload, backends, "
+                "CUDA architectures and runtime. `engine install --cuda` rebuilds it for this PC's "
+                "GPU."
+            ),
         )
     )
     return parser
@@ -122,57 +141,66 @@ def _add_store_commands(commands: argparse._SubParsersAction) -> None:
     arguments.pull_arguments(
         commands.add_parser(
             "pull",
-            help="download a model (resumable, verified), or reuse a copy already on this PC",
-            description="Download the model's files into the models folder, verified against "
-            "the manifest's sha256; resumes after an interruption, retries, falls back to the "
-            "next source, and reuses copies from the Hugging Face, llama.cpp or LM Studio caches.",
+            help=_("download a model (resumable, verified), or reuse a copy already on this PC"),
+            description=_(
+                "Download the model's files into the models folder, verified against "
+                "the manifest's sha256; resumes after an interruption, retries, falls back to "
+                "the next source, and reuses copies from the Hugging Face, llama.cpp or LM Studio "
+                "caches."
+            ),
         )
     )
     arguments.models_arguments(
         commands.add_parser(
             "models",
             aliases=["list"],
-            help="list the models with their state (absent, partial, present, verified, corrupt)",
-            description="List each model of the manifest with its state, size and path.",
+            help=_(
+                "list the models with their state (absent, partial, present, verified, corrupt)"
+            ),
+            description=_("List each model of the manifest with its state, size and path."),
         )
     )
     arguments.verify_arguments(
         commands.add_parser(
             "verify",
-            help="hash downloaded models again and check them",
-            description="Hash the model files again against the manifest and check the GGUF.",
+            help=_("hash downloaded models again and check them"),
+            description=_("Hash the model files again against the manifest and check the GGUF."),
         )
     )
     arguments.rm_arguments(
         commands.add_parser(
-            "rm", help="delete a model's files", description="Delete a model's files, after asking."
+            "rm",
+            help=_("delete a model's files"),
+            description=_("Delete a model's files, after asking."),
         )
     )
     arguments.import_model_arguments(
         commands.add_parser(
             "import",
-            help="adopt a model file downloaded by hand, after verifying it",
-            description="Verify a file you downloaded yourself against the manifest (size, "
-            "sha256, GGUF structure) and hard-link, copy or move it into the models folder.",
+            help=_("adopt a model file downloaded by hand, after verifying it"),
+            description=_(
+                "Verify a file you downloaded yourself against the manifest (size, "
+                "sha256, GGUF structure) and hard-link, copy or move it into the models folder."
+            ),
         )
     )
 
 
 def _add_wish_arguments(parser: argparse.ArgumentParser, backend: bool = True) -> None:
     parser.add_argument(
-        "--model", help="20b, 120b or a full model name (default: the planner's choice)"
+        "--model", help=_("20b, 120b or a full model name (default: the planner's choice)")
     )
     parser.add_argument(
-        "--context", type=int, help="context length in tokens (default: the largest that fits)"
+        "--context", type=int, help=_("context length in tokens (default: the largest that fits)")
     )
-    parser.add_argument("--effort", choices=EFFORTS, help="reasoning effort (default: medium)")
+    parser.add_argument("--effort", choices=EFFORTS, help=_("reasoning effort (default: medium)"))
     if backend:
-        parser.add_argument("--backend", choices=BACKENDS, help="engine (default: llamacpp)")
+        parser.add_argument("--backend", choices=BACKENDS, help=_("engine (default: llamacpp)"))
     parser.add_argument(
         "--cpu-moe",
         type=int,
         metavar="N",
-        help="keep the experts of the first N layers in system RAM",
+        help=_("keep the experts of the first N layers in system RAM"),
     )
 
 
@@ -185,18 +213,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gptoss_local.errors import UserError
     from gptoss_local.paths import check_home
 
-    module_name, _, function_name = HANDLERS[args.command].partition(":")
+    module_name, _colon, function_name = HANDLERS[args.command].partition(":")
     handler = getattr(importlib.import_module(module_name), function_name)
     try:
         check_home()
         return int(handler(args))
     except UserError as exc:
-        print(f"gptoss-local: error: {exc}", file=sys.stderr)
+        print(_("gptoss-local: error: {error}").format(error=exc), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("gptoss-local: interrupted", file=sys.stderr)
+        print(_("gptoss-local: interrupted"), file=sys.stderr)
         return 130
     except OSError as exc:  # a file or folder the commands did not expect to fail: no traceback
         where = f" ({exc.filename})" if exc.filename else ""
-        print(f"gptoss-local: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        error = f"{exc.strerror or exc}{where}"
+        print(_("gptoss-local: error: {error}").format(error=error), file=sys.stderr)
         return 2

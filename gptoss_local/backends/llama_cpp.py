@@ -37,6 +37,7 @@ from gptoss_local.backends.token_chunks import TokenizeCancelled, Tokenized, tok
 from gptoss_local.backends.token_loop import TokenLoop
 from gptoss_local.events import Event
 from gptoss_local.harmony import render_next_turn_prefix, render_prompt
+from gptoss_local.i18n import _
 from gptoss_local.store.gguf_check import GgufError
 from gptoss_local.store.gguf_model import check_loadable
 
@@ -222,9 +223,11 @@ class LlamaCppBackend:
         context_size = self.settings.context
         if len(tokens) >= context_size:
             raise BackendError(
-                f"The conversation is {len(tokens):,} tokens or more, more than the "
-                f"{context_size:,}-token context holds.",
-                hint="Start a new chat, or load the model with a larger --context.",
+                _(
+                    "The conversation is {tokens:,} tokens or more, more than the "
+                    "{context:,}-token context holds."
+                ).format(tokens=len(tokens), context=context_size),
+                hint=_("Start a new chat, or load the model with a larger --context."),
                 kind="context_full",
             )
         return tokens
@@ -292,7 +295,7 @@ class LlamaCppBackend:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise BackendError("the model was closed")
+            raise BackendError(_("the model was closed"))
 
     def _special_ids(self, texts: tuple[str, ...]) -> dict[str, int]:
         ids = {}
@@ -301,8 +304,10 @@ class LlamaCppBackend:
             if len(found) != 1:
                 self.close()
                 raise BackendError(
-                    f"{self.path.name} has no {text} control token: it is not a gpt-oss model "
-                    "with the Harmony vocabulary.",
+                    _(
+                        "{name} has no {token} control token: it is not a gpt-oss model "
+                        "with the Harmony vocabulary."
+                    ).format(name=self.path.name, token=text),
                     kind="bad_file",
                 )
             ids[text] = found[0]

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, LoadProgress, no_load_progress
+from gptoss_local.i18n import _
 
 LoadMode = Literal["auto", "none", "mmap"]
 # llama.h's enum llama_load_mode.
@@ -91,7 +92,7 @@ def load(
     def report(fraction: float, _user_data: Any) -> bool:
         nonlocal aborted
         try:
-            go_on = progress(min(max(fraction, 0.0), 1.0), "loading the weights")
+            go_on = progress(min(max(fraction, 0.0), 1.0), _("loading the weights"))
         except Exception:  # an exception must not cross into C; treat it as "stop"
             go_on = False
         aborted = aborted or not go_on
@@ -103,17 +104,24 @@ def load(
     model = bindings.llama_model_load_from_file(str(path).encode(), mparams)
     if not model:
         if aborted:
-            raise BackendError(f"loading {path.name} was stopped", kind="aborted")
-        raise _load_error(f"llama.cpp could not load {path.name}", log.since(mark))
+            raise BackendError(
+                _("loading {name} was stopped").format(name=path.name), kind="aborted"
+            )
+        what = _("llama.cpp could not load {name}").format(name=path.name)
+        raise _load_error(what, log.since(mark))
     keepalive += (callback,)
     threads = settings.threads or _physical_cores()
     cparams = _context_params(settings, threads)
-    progress(1.0, f"making room for {settings.context:,} tokens of context")
+    progress(
+        1.0, _("making room for {context:,} tokens of context").format(context=settings.context)
+    )
     mark = log.count
     context = bindings.llama_init_from_model(model, cparams)
     if not context:
         bindings.llama_model_free(model)
-        what = f"llama.cpp could not create a {settings.context:,}-token context"
+        what = _("llama.cpp could not create a {context:,}-token context").format(
+            context=settings.context
+        )
         raise _load_error(what, log.since(mark))
     vocab = bindings.llama_model_get_vocab(model)
     return Loaded(model, context, vocab, keepalive, threads)
@@ -170,14 +178,16 @@ def _physical_cores() -> int:
 def _load_error(what: str, lines: list[str]) -> BackendError:
     errors = [line.split("] ", 1)[-1].strip() for line in lines if line.startswith("[ERROR]")]
     # The first error says why; the ones after it only say that loading failed.
-    detail = errors[0] if errors else "no reason was logged (see the log file)"
+    detail = errors[0] if errors else _("no reason was logged (see the log file)")
     detail = detail.removeprefix("llama_model_load: error loading model: ")
     if any(_OOM.search(line) for line in lines):
         return BackendError(
-            f"{what}: not enough memory ({detail}).",
-            hint="Keep more layers' experts in system RAM (--cpu-moe N), choose a smaller "
-            "--context, or close programs using the GPU; `gptoss-local doctor` shows a plan "
-            "that fits.",
+            _("{what}: not enough memory ({detail}).").format(what=what, detail=detail),
+            hint=_(
+                "Keep more layers' experts in system RAM (--cpu-moe N), choose a smaller "
+                "--context, or close programs using the GPU; `gptoss-local doctor` shows a plan "
+                "that fits."
+            ),
             kind="out_of_memory",
         )
     return BackendError(f"{what}: {detail}.", kind="load_failed")

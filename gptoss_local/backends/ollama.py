@@ -26,6 +26,7 @@ from gptoss_local.backends.base import (
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.backends.ollama_messages import chat_request
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta, ToolCall, TurnEnded
+from gptoss_local.i18n import _
 from gptoss_local.store.offline import offline_reason
 from gptoss_local.store.progress import Progress, ProgressFn, ignore_progress
 from gptoss_local.urls import is_loopback_host
@@ -121,16 +122,16 @@ class OllamaBackend:
     def _broken(self, exc: BaseException | None) -> Iterator[Event]:
         """End a reply the server stopped sending: truncated, then a `stream_broken` error."""
         _check_user_error(exc)
-        why = f"{type(exc).__name__}: {exc}" if exc is not None else "no final line"
-        hint = "The reply is incomplete."
+        why = f"{type(exc).__name__}: {exc}" if exc is not None else _("no final line")
+        hint = _("The reply is incomplete.")
         try:
             if self.daemon.restart_if_crashed(wait=1.0):
                 self._client = client_for(self.daemon.url)  # a restarted daemon has a new port
-                hint += " The Ollama server crashed and was restarted; ask again."
+                hint += " " + _("The Ollama server crashed and was restarted; ask again.")
         except BackendError as again:  # out of restarts, or it would not start
-            hint += f" Restarting the Ollama server failed: {again}"
+            hint += " " + _("Restarting the Ollama server failed: {error}").format(error=again)
         yield TurnEnded("truncated")
-        raise BackendError(f"the Ollama stream broke mid-reply ({why})", hint,
+        raise BackendError(_("the Ollama stream broke mid-reply ({why})").format(why=why), hint,
                            kind="stream_broken")  # fmt: skip
 
     def _stats(self, final: Any, ttft: float | None, reason: str) -> Stats:
@@ -189,9 +190,9 @@ def _check_user_error(exc: BaseException | None) -> None:
 
     if isinstance(exc, ollama.ResponseError) and exc.status_code >= 400:
         missing = exc.status_code == 404
-        hint = "Download it with `gptoss-local pull --backend ollama`." if missing else None
-        raise BackendError(f"Ollama refused the request: {exc.error}", hint,
-                           kind="load_failed") from exc  # fmt: skip
+        hint = _("Download it with `gptoss-local pull --backend ollama`.") if missing else None
+        raise BackendError(_("Ollama refused the request: {error}").format(error=exc.error),
+                           hint, kind="load_failed") from exc  # fmt: skip
 
 
 def _tool_call(name: str, arguments: Any) -> ToolCall:
@@ -232,9 +233,13 @@ def pull_tag(
     reason = offline_reason(offline)
     if reason:
         raise BackendError(
-            f"offline mode is on ({reason}), so Ollama is not asked to download {tag}",
-            f"Bring the model from another PC with Ollama (`ollama pull {tag}` there, then "
-            "copy its models folder), or run the pull without offline mode.",
+            _("offline mode is on ({reason}), so Ollama is not asked to download {tag}").format(
+                reason=reason, tag=tag
+            ),
+            _(
+                "Bring the model from another PC with Ollama (`ollama pull {tag}` there, then "
+                "copy its models folder), or run the pull without offline mode."
+            ).format(tag=tag),
             kind="offline",
         )
     import ollama
@@ -251,7 +256,13 @@ def pull_tag(
             elif line.status == "verifying sha256 digest":
                 progress(Progress("verify", tag, last_done, last_done, 0.0))
     except ollama.ResponseError as exc:
-        raise BackendError(f"Ollama could not pull {tag}: {exc.error}", kind="pull_failed") from exc
+        raise BackendError(
+            _("Ollama could not pull {tag}: {error}").format(tag=tag, error=exc.error),
+            kind="pull_failed",
+        ) from exc
     except Exception as exc:  # httpx errors: the server went away mid-pull
-        raise BackendError(f"the pull of {tag} broke off: {exc}", "Run it again: Ollama resumes.",
-                           kind="pull_failed") from exc  # fmt: skip
+        raise BackendError(
+            _("the pull of {tag} broke off: {error}").format(tag=tag, error=exc),
+            _("Run it again: Ollama resumes."),
+            kind="pull_failed",
+        ) from exc

@@ -32,9 +32,10 @@ from gptoss_local.backends.ollama_probe import (
     parse_host,
     probe,
 )
+from gptoss_local.i18n import N_, _, ngettext, translate
 
 Notice = Callable[[str], None]
-INSTALL_HINT = (
+INSTALL_HINT = N_(
     "Install Ollama 0.11 or newer from https://ollama.com/download (Linux: "
     "`curl -fsSL https://ollama.com/install.sh | sh`), or use the llama.cpp backend: "
     "--backend llamacpp."
@@ -53,8 +54,8 @@ def find_executable() -> Path:
     for candidate in _install_locations():
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
-    raise BackendError("Ollama is not installed (no `ollama` program found)", INSTALL_HINT,
-                       kind="not_installed")  # fmt: skip
+    raise BackendError(_("Ollama is not installed (no `ollama` program found)"),
+                       translate(INSTALL_HINT), kind="not_installed")  # fmt: skip
 
 
 def _install_locations() -> list[Path]:
@@ -67,7 +68,7 @@ def _install_locations() -> list[Path]:
     return [Path("/usr/local/bin/ollama"), Path("/usr/bin/ollama")]
 
 
-def _ignore(_: str) -> None:
+def _ignore(_message: str) -> None:
     """A notice callback that drops the message."""
 
 
@@ -119,19 +120,28 @@ class OllamaDaemon:
         found = probe(self.host, self.port)
         if found.kind == "ollama":
             self.version = found.version
-            self.notice(f"using the Ollama {found.version} server already running at {self.url}")
+            self.notice(
+                _("using the Ollama {version} server already running at {url}").format(
+                    version=found.version, url=self.url
+                )
+            )
             return self.url
         if found.kind == "old":
             raise BackendError(
-                f"the Ollama server at {self.url} is version {found.version}, too old for "
-                "gpt-oss (it needs 0.11 or newer)",
-                "Update Ollama (https://ollama.com/download) and restart it, or use "
-                "--backend llamacpp.",
+                _(
+                    "the Ollama server at {url} is version {version}, too old for "
+                    "gpt-oss (it needs 0.11 or newer)"
+                ).format(url=self.url, version=found.version),
+                _(
+                    "Update Ollama (https://ollama.com/download) and restart it, or use "
+                    "--backend llamacpp."
+                ),
                 kind="ollama_too_old",
             )
         if found.kind != "closed":
-            self.notice(f"{self.host}:{self.port} is held by {found.detail}, not Ollama; "
-                        "leaving it alone and starting Ollama on another port")  # fmt: skip
+            self.notice(_("{host}:{port} is held by {detail}, not Ollama; leaving it alone "
+                          "and starting Ollama on another port").format(
+                host=self.host, port=self.port, detail=found.detail))  # fmt: skip
         self._start(find_executable())
         return self.url
 
@@ -155,21 +165,23 @@ class OllamaDaemon:
             code = self.process.poll()
             if code is not None:
                 self.process = None
-                raise BackendError(f"`ollama serve` exited at start (code {code})",
-                                   self._log_hint(), kind="daemon_failed")  # fmt: skip
+                raise BackendError(_("`ollama serve` exited at start (code {code})").format(
+                    code=code), self._log_hint(), kind="daemon_failed")  # fmt: skip
             found: Probe = probe(self.host, self.port, timeout=1.0)
             if found.kind == "ollama":
                 self.version = found.version
                 return
             if found.kind == "old":
                 self.stop()
-                raise BackendError(f"the installed Ollama is version {found.version}, too old "
-                                   "for gpt-oss (it needs 0.11 or newer)", INSTALL_HINT,
-                                   kind="ollama_too_old")  # fmt: skip
+                raise BackendError(_("the installed Ollama is version {version}, too old "
+                                     "for gpt-oss (it needs 0.11 or newer)").format(
+                    version=found.version), translate(INSTALL_HINT),
+                    kind="ollama_too_old")  # fmt: skip
             if time.monotonic() >= deadline:
                 self.stop()
                 raise BackendError(
-                    f"`ollama serve` did not answer on {self.url} within {self.start_timeout:g} s",
+                    _("`ollama serve` did not answer on {url} within {seconds:g} s").format(
+                        url=self.url, seconds=self.start_timeout),
                     self._log_hint(), kind="daemon_failed",
                 )  # fmt: skip
             time.sleep(delay)
@@ -181,7 +193,9 @@ class OllamaDaemon:
         except OSError:
             tail = []
         shown = "\n".join(f"  {line}" for line in tail[-lines:])
-        return f"Last lines of {self.log_path}:\n{shown}" if shown else f"See {self.log_path}."
+        if not shown:
+            return _("See {path}.").format(path=self.log_path)
+        return _("Last lines of {path}:").format(path=self.log_path) + "\n" + shown
 
     def crashed(self) -> bool:
         """Whether a daemon we started has exited."""
@@ -208,11 +222,15 @@ class OllamaDaemon:
         assert self.process is not None
         code, self.process = self.process.returncode, None
         if self.restarts >= self.max_restarts:
-            raise BackendError(f"`ollama serve` crashed (code {code}) {self.restarts + 1} times",
+            times = self.restarts + 1
+            raise BackendError(ngettext("`ollama serve` crashed (code {code}) {n} time",
+                                        "`ollama serve` crashed (code {code}) {n} times",
+                                        times).format(code=code, n=times),
                                self._log_hint(), kind="daemon_failed")  # fmt: skip
         self.restarts += 1
-        self.notice(f"the Ollama server crashed (code {code}); restarting it "
-                    f"({self.restarts} of {self.max_restarts})")  # fmt: skip
+        self.notice(_("the Ollama server crashed (code {code}); restarting it "
+                      "({n} of {most})").format(
+            code=code, n=self.restarts, most=self.max_restarts))  # fmt: skip
         self._start(self._executable or find_executable())
         return True
 

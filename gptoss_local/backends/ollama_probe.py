@@ -13,6 +13,8 @@ import socket
 from dataclasses import dataclass
 from typing import Literal
 
+from gptoss_local.i18n import _
+
 DEFAULT_HOST = "127.0.0.1:11434"
 MIN_VERSION = (0, 11, 0)  # the first series that runs gpt-oss
 
@@ -43,10 +45,10 @@ def parse_host(value: str) -> tuple[str, int]:
     text = re.sub(r"^[a-zA-Z]+://", "", value.strip()).rstrip("/")
     host, port = text, 11434
     if text.startswith("["):  # [::1]:port
-        host, _, rest = text[1:].partition("]")
+        host, _bracket, rest = text[1:].partition("]")
         port = int(rest[1:]) if rest.startswith(":") else port
     elif text.count(":") == 1:
-        host, _, given = text.partition(":")
+        host, _colon, given = text.partition(":")
         port = int(given) if given else port
     if host in ("", "0.0.0.0", "::"):
         host = "127.0.0.1"
@@ -73,7 +75,7 @@ def probe(host: str, port: int, timeout: float = 1.0) -> Probe:
         with socket.create_connection((host, port), timeout=timeout):
             pass
     except OSError:
-        return Probe("closed", detail="nothing listening")
+        return Probe("closed", detail=_("nothing listening"))
     conn = http.client.HTTPConnection(host, port, timeout=timeout)
     try:
         conn.request("GET", "/api/version", headers={"Accept": "application/json"})
@@ -81,13 +83,16 @@ def probe(host: str, port: int, timeout: float = 1.0) -> Probe:
         body = response.read(65536)
         server = response.getheader("Server") or ""
     except (OSError, http.client.HTTPException):
-        return Probe("not_http", detail="a program that does not answer HTTP")
+        return Probe("not_http", detail=_("a program that does not answer HTTP"))
     finally:
         conn.close()
     version = _version_from(body) if response.status == 200 else None
     if version is None:
-        what = f"an HTTP server ({server})" if server else "an HTTP server"
-        return Probe("foreign_http", detail=f"{what} answering {response.status} to /api/version")
+        if server:
+            detail = _("an HTTP server ({server}) answering {status} to /api/version")
+        else:
+            detail = _("an HTTP server answering {status} to /api/version")
+        return Probe("foreign_http", detail=detail.format(server=server, status=response.status))
     if not supports_gpt_oss(version):
         return Probe("old", version, f"Ollama {version}")
     return Probe("ollama", version, f"Ollama {version}")

@@ -15,6 +15,7 @@ from typing import Any
 from gptoss_local.backends.base import BackendError
 from gptoss_local.backends.ollama_daemon import find_executable
 from gptoss_local.backends.ollama_probe import DEFAULT_HOST, Probe, parse_host, probe
+from gptoss_local.i18n import _
 
 
 def ollama_status(timeout: float = 0.5) -> dict[str, Any]:
@@ -27,7 +28,7 @@ def ollama_status(timeout: float = 0.5) -> dict[str, Any]:
     host, port = parse_host(configured or DEFAULT_HOST)
     if path is None and not configured:
         # Nothing says Ollama is here: open no connection at all (doctor stays offline).
-        found = Probe("closed", detail="not checked")
+        found = Probe("closed", detail=_("not checked"))
     else:
         found = probe(host, port, timeout)
     running = found.kind in ("ollama", "old")
@@ -58,15 +59,24 @@ def _gpt_oss_tags(host: str, port: int, timeout: float) -> list[str]:
 
 def status_line(status: dict[str, Any]) -> str:
     """One line for the text report."""
-    where = status["address"]
+    where, version = status["address"], status["version"]
     if status["listener"] == "ollama":
-        tags = ", ".join(status["gpt_oss_tags"]) or "none (gptoss-local pull --backend ollama)"
-        return f"Ollama {status['version']} running at {where}  ·  gpt-oss tags: {tags}"
+        tags = ", ".join(status["gpt_oss_tags"]) or _("none (gptoss-local pull --backend ollama)")
+        return _("Ollama {version} running at {where}  ·  gpt-oss tags: {tags}").format(
+            version=version, where=where, tags=tags
+        )
     if status["listener"] == "old":
-        return f"Ollama {status['version']} at {where} is too old for gpt-oss (needs 0.11 or newer)"
+        return _("Ollama {version} at {where} is too old for gpt-oss (needs 0.11 or newer)").format(
+            version=version, where=where
+        )
     if status["listener"] in ("foreign_http", "not_http"):
-        held = f"{where} is held by a program that is not Ollama"
-        return f"Ollama: {held}" + ("" if status["installed"] else "; not installed")
+        if status["installed"]:
+            return _("Ollama: {where} is held by a program that is not Ollama").format(where=where)
+        return _("Ollama: {where} is held by a program that is not Ollama; not installed").format(
+            where=where
+        )
     if status["installed"]:
-        return f"Ollama installed ({status['path']}), not running (started when needed)"
-    return "Ollama: not installed (optional: https://ollama.com/download)"
+        return _("Ollama installed ({path}), not running (started when needed)").format(
+            path=status["path"]
+        )
+    return _("Ollama: not installed (optional: https://ollama.com/download)")

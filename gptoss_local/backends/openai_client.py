@@ -37,6 +37,7 @@ from gptoss_local.events import (
     TurnEndReason,
 )
 from gptoss_local.harmony.calls import tool_call
+from gptoss_local.i18n import _
 
 FINISH: dict[str, StopReason] = {"stop": "return", "tool_calls": "call", "length": "length"}
 _TURN_ENDS: dict[str, TurnEndReason] = {"call": "call", "return": "return"}
@@ -94,15 +95,17 @@ class OpenAIClientBackend:
             raise _refusal(exc, url) from None
         except (OSError, ValueError) as exc:
             raise BackendError(
-                f"cannot reach the chat server at {url} ({exc})",
-                "Check the address and that the server runs there (on that PC: "
-                "`gptoss-local serve --host 0.0.0.0 --api-key KEY`).",
+                _("cannot reach the chat server at {url} ({error})").format(url=url, error=exc),
+                _(
+                    "Check the address and that the server runs there (on that PC: "
+                    "`gptoss-local serve --host 0.0.0.0 --api-key KEY`)."
+                ),
                 kind="load_failed",
             ) from None
         data = listed.get("data") if isinstance(listed, dict) else None
         if not isinstance(data, list) or not all(isinstance(m, dict) for m in data):
-            raise BackendError(f"{url}/models did not list models: is it an OpenAI-compatible "
-                               "server?", kind="load_failed")  # fmt: skip
+            raise BackendError(_("{url}/models did not list models: is it an OpenAI-compatible "
+                                 "server?").format(url=url), kind="load_failed")  # fmt: skip
         return data
 
     def _generate(
@@ -122,14 +125,14 @@ class OpenAIClientBackend:
         except HttpFailure as exc:
             raise _refusal(exc, url) from None
         except (OSError, ValueError) as exc:  # a cancel shuts the socket: not a failure then
-            broken = f"the stream from {url} broke off ({exc})"
+            broken = _("the stream from {url} broke off ({error})").format(url=url, error=exc)
         if reading.finish is not None:  # a cut call is no call
             yield from reading.calls()
         cancelled = cancel is not None and cancel.is_set() and reading.finish is None
         if reading.finish is None and not cancelled:
             yield TurnEnded("truncated")
-            why = broken or f"the stream from {url} ended without a finish reason"
-            raise BackendError(why, "The reply is incomplete.", kind="stream_broken")
+            why = broken or _("the stream from {url} ended without a finish reason").format(url=url)
+            raise BackendError(why, _("The reply is incomplete."), kind="stream_broken")
         reason: StopReason = "cancelled"
         if not cancelled:
             reason = FINISH.get(reading.finish or "", "return")
@@ -152,7 +155,10 @@ class _Reading:
             return
         if isinstance(chunk.get("error"), dict | str):
             message = HttpFailure(500, chunk).message()
-            raise BackendError(f"the server failed mid-reply: {message}", kind="stream_broken")
+            raise BackendError(
+                _("the server failed mid-reply: {message}").format(message=message),
+                kind="stream_broken",
+            )
         self.usage = chunk.get("usage") or self.usage
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
@@ -214,10 +220,13 @@ def choose_model(ids: list[str], wanted: str | None, url: str) -> str:
         found = ids if len(ids) == 1 else [i for i in ids if _holds(_words(i), ["gpt", "oss"])]
     if len(found) == 1:
         return found[0]
-    listed = ", ".join(ids) or "none"
-    what = f"no single model matching {wanted!r}" if wanted else "several models"
-    raise BackendError(f"{url} serves {what} (it lists: {listed})",
-                       "Name one with --model.", kind="load_failed")  # fmt: skip
+    listed = ", ".join(ids) or _("none")
+    if wanted:
+        message = _("{url} serves no single model matching {wanted!r} (it lists: {listed})")
+    else:
+        message = _("{url} serves several models (it lists: {listed})")
+    raise BackendError(message.format(url=url, wanted=wanted, listed=listed),
+                       _("Name one with --model."), kind="load_failed")  # fmt: skip
 
 
 def _words(text: str) -> list[str]:
@@ -244,9 +253,14 @@ def _refusal(exc: HttpFailure, url: str) -> BackendError:
     """A server's error answer as a BackendError that says what to do."""
     message = exc.message()
     if exc.status == 401:
-        return BackendError(f"{url} refused the key ({message})",
-                            "Give the server's key with --server-key or OPENAI_API_KEY.",
+        return BackendError(_("{url} refused the key ({message})").format(url=url, message=message),
+                            _("Give the server's key with --server-key or OPENAI_API_KEY."),
                             kind="load_failed")  # fmt: skip
     if exc.status == 400 and "context" in message.lower():
-        return BackendError(f"{url}: {message}", "Start a new chat.", kind="context_full")
-    return BackendError(f"{url} answered HTTP {exc.status}: {message}", kind="error")
+        return BackendError(f"{url}: {message}", _("Start a new chat."), kind="context_full")
+    return BackendError(
+        _("{url} answered HTTP {status}: {message}").format(
+            url=url, status=exc.status, message=message
+        ),
+        kind="error",
+    )

@@ -30,6 +30,7 @@ from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.reply_progress import ReplyProgress
 from gptoss_local.backends.sampling import KeptSampler, Sampler
 from gptoss_local.events import Event
+from gptoss_local.i18n import _
 
 NO_CELLS = 1  # llama_decode's status when the KV cache has no room for the batch
 POLL_SECONDS = 1.0  # how often a reader waiting for events checks that the decoder still runs
@@ -107,7 +108,7 @@ class ParallelDecoder:
     def stream(self, request: Request) -> Generator[Event, None, Stats]:
         """Queue `request` and yield its events as they are decoded; returns its stats."""
         if self._closing:
-            raise BackendError("the model was closed")
+            raise BackendError(_("the model was closed"))
         self._incoming.put(request)
         try:
             while True:
@@ -115,7 +116,7 @@ class ParallelDecoder:
                     item = request.out.get(timeout=POLL_SECONDS)
                 except queue.Empty:
                     if not self._thread.is_alive():  # closed before it saw this request
-                        raise BackendError("the model was closed") from None
+                        raise BackendError(_("the model was closed")) from None
                     continue
                 if isinstance(item, Stats):
                     return item
@@ -150,7 +151,7 @@ class ParallelDecoder:
                         self._step()
             except Exception as exc:  # never leave a reader waiting for ever
                 self._fail_all(exc if isinstance(exc, BackendError) else BackendError(str(exc)))
-        self._fail_all(BackendError("the model was closed"))
+        self._fail_all(BackendError(_("the model was closed")))
 
     def _busy(self) -> bool:
         return any(slot.request is not None for slot in self._slots)
@@ -210,7 +211,9 @@ class ParallelDecoder:
                 for slot in self._active():
                     slot.cache.clear()
                 raise BackendError(
-                    f"llama.cpp failed to evaluate the batch (status {status})",
+                    _("llama.cpp failed to evaluate the batch (status {status})").format(
+                        status=status
+                    ),
                     kind="decode_failed",
                 )
             self._make_room()  # nothing of the batch went in: make room and try again

@@ -12,6 +12,7 @@ from typing import Any
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings
 from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.i18n import _
 
 
 class Sampler:
@@ -38,7 +39,9 @@ class Sampler:
         try:
             for name, stage in _stages(bindings, vocab, settings, options):
                 if not stage:
-                    raise BackendError(f"llama.cpp refused the sampler stage {name}")
+                    raise BackendError(
+                        _("llama.cpp refused the sampler stage {name}").format(name=name)
+                    )
                 bindings.llama_sampler_chain_add(self._chain, stage)
                 self.stages.append(name)
         except BaseException:

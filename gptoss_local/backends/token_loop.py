@@ -12,6 +12,7 @@ from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.reply_progress import ReplyProgress
 from gptoss_local.backends.sampling import Sampler
 from gptoss_local.events import Event
+from gptoss_local.i18n import _
 
 # Prefill runs while the user may press Enter (or quit) at any moment, and stops only between
 # batches: smaller ones than a reply's keep that wait short on a CPU (Ctrl+Q during a prefill:
@@ -65,7 +66,7 @@ class TokenLoop:
                 token_array[0] = token
                 if decode(context, batch) != 0:
                     raise BackendError(
-                        "llama.cpp failed to evaluate the next token", kind="decode_failed"
+                        _("llama.cpp failed to evaluate the next token"), kind="decode_failed"
                     )
                 self._cache.tokens.append(token)
             events, reason = progress.feed(token)
@@ -109,9 +110,13 @@ class TokenLoop:
             if status != 0:
                 self._cache.clear()
                 raise BackendError(
-                    f"llama.cpp failed to evaluate the prompt (status {status})",
-                    hint="The context may be full or memory short: start a new chat, or load "
-                    "the model with a smaller --context.",
+                    _("llama.cpp failed to evaluate the prompt (status {status})").format(
+                        status=status
+                    ),
+                    hint=_(
+                        "The context may be full or memory short: start a new chat, or load "
+                        "the model with a smaller --context."
+                    ),
                     kind="decode_failed",
                 )
             self._cache.tokens.extend(chunk)

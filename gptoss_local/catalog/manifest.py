@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gptoss_local.catalog.schema import EntryError, build_catalog
 from gptoss_local.catalog.specs import Catalog, ManifestError
+from gptoss_local.i18n import _
 from gptoss_local.tomlread import TomlReadError, load_toml
 
 MANIFEST_ENV = "GPTOSS_LOCAL_MANIFEST"
@@ -38,8 +39,12 @@ def load(path: Path | None = None) -> Catalog:
     try:
         raw = load_toml(path)
     except (OSError, TomlReadError) as exc:
-        raise ManifestError(f"cannot read model manifest {path}: {exc}") from exc
+        raise ManifestError(
+            _("cannot read model manifest {path}: {error}").format(path=path, error=exc)
+        ) from exc
     try:
         return build_catalog(path, raw)
     except EntryError as exc:
-        raise ManifestError(f"model manifest {path}: {exc}") from exc
+        raise ManifestError(
+            _("model manifest {path}: {error}").format(path=path, error=exc)
+        ) from exc

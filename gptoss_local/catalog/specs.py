@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gptoss_local.errors import UnknownModelError, UnknownSourceError, UserError
+from gptoss_local.i18n import _
 
 
 class ManifestError(UserError):
@@ -121,7 +122,11 @@ class Catalog:
             if name_or_alias == spec.name or name_or_alias in spec.aliases:
                 return spec
         choices = ", ".join(n for m in self.models for n in (m.name, *m.aliases))
-        raise UnknownModelError(f"unknown model {name_or_alias!r}; choose one of {choices}")
+        raise UnknownModelError(
+            _("unknown model {name!r}; choose one of {choices}").format(
+                name=name_or_alias, choices=choices
+            )
+        )
 
     def source(self, name: str) -> Source:
         """Look a source up by name; UnknownModelError lists the choices."""
@@ -129,7 +134,9 @@ class Catalog:
             if source.name == name:
                 return source
         names = ", ".join(self.source_names)
-        raise UnknownSourceError(f"unknown source {name!r}; choose one of {names}")
+        raise UnknownSourceError(
+            _("unknown source {name!r}; choose one of {names}").format(name=name, names=names)
+        )
 
     @property
     def source_names(self) -> tuple[str, ...]:

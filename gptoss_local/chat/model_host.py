@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gptoss_local.backends.base import Backend, BackendError, LoadProgress
+from gptoss_local.i18n import _
 from gptoss_local.launch.engines import Opener
 
 # Makes the backend, reporting progress as it goes (`launch.engines.Ready.open` is one).
@@ -99,17 +100,17 @@ class ModelHost:
 
     Args:
         opener: Makes the backend; None until the first-run screen has chosen one.
-        model_name: What the banner calls the model while it loads.
+        model_name: What the banner calls the model while it loads (None: "the model").
         reports: Where loads are reported (the UI's callbacks).
     """
 
     def __init__(
         self,
         opener: Opener | None,
-        model_name: str = "the model",
+        model_name: str | None = None,
         reports: LoadReports | None = None,
     ) -> None:
-        self.model_name = model_name
+        self.model_name = model_name if model_name is not None else _("the model")
         self.reports = reports or LoadReports()
         self._opener = opener
         self._backend: Backend | None = None
@@ -151,7 +152,7 @@ class ModelHost:
         """
         with self._lock:
             if self._closing.is_set():
-                raise BackendError("the chat is closing: the model is not loaded")
+                raise BackendError(_("the chat is closing: the model is not loaded"))
             if self._backend is None:
                 self._backend = self._open()
             return self._backend
@@ -212,7 +213,7 @@ class ModelHost:
     def _open(self) -> Backend:
         """Make the backend (with `_lock` held) and report how it went."""
         if self._opener is None:
-            raise BackendError("no model is chosen yet: finish the first-run screen")
+            raise BackendError(_("no model is chosen yet: finish the first-run screen"))
         self.reports.started(self.model_name)
         self._throttle.reset()
         try:

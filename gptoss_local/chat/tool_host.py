@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from gptoss_local.chat.threads import RunInThread, start_thread
 from gptoss_local.config import Settings
+from gptoss_local.i18n import _
 from gptoss_local.tools import MAX_CALLS, Approvals, Ask, ToolRegistry, ToolsError, open_tools
 from gptoss_local.tools import python_tool as make_python_tool
 from gptoss_local.tools.python_tool import PythonTool
@@ -58,7 +59,7 @@ def _open(settings: Settings) -> ToolRegistry:
     try:  # on this thread, so the first chat's python tool is made without a wait
         detect()
     except ToolsError as exc:
-        registry.problems.append(f"The python tool is off: {exc}")
+        registry.problems.append(_("The python tool is off: {error}").format(error=exc))
     return registry
 
 
@@ -93,7 +94,7 @@ class ToolHost:
                 registry = self.tools.open()
             except ToolsError as exc:  # e.g. GPTOSS_LOCAL_SANDBOX names a sandbox not here
                 registry = ToolRegistry()
-                registry.problems.append(f"Tools are off: {exc}")
+                registry.problems.append(_("Tools are off: {error}").format(error=exc))
             with self._lock:
                 self._registry = registry
                 self._built.set()

@@ -6,6 +6,8 @@ import argparse
 import math
 from collections.abc import Callable
 
+from gptoss_local.i18n import _
+
 LARGEST_ID = 2**63 - 1  # SQLite's largest INTEGER
 
 
@@ -23,9 +25,13 @@ def _whole_number(text: str, low: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            _("expected a whole number, not {text}").format(text=repr(text))
+        ) from None
     if value < low:
-        raise argparse.ArgumentTypeError(f"must be {low} or more, not {value}")
+        raise argparse.ArgumentTypeError(
+            _("must be {low} or more, not {value}").format(low=low, value=value)
+        )
     return value
 
 
@@ -34,9 +40,11 @@ def port_number(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, not {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            _("expected a port number, not {text}").format(text=repr(text))
+        ) from None
     if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be 0 to 65535, not {value}")
+        raise argparse.ArgumentTypeError(_("must be 0 to 65535, not {value}").format(value=value))
     return value
 
 
@@ -47,11 +55,16 @@ def bounded_float(low: float, high: float, *, low_open: bool = False) -> Callabl
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                _("expected a number, not {text}").format(text=repr(text))
+            ) from None
         too_low = value <= low if low_open else value < low
         if not math.isfinite(value) or too_low or value > high:
             bracket = "(" if low_open else "["
-            raise argparse.ArgumentTypeError(f"must be in {bracket}{low:g}, {high:g}], not {text}")
+            interval = f"{bracket}{low:g}, {high:g}]"
+            raise argparse.ArgumentTypeError(
+                _("must be in {interval}, not {text}").format(interval=interval, text=text)
+            )
         return value
 
     return parse
@@ -63,10 +76,12 @@ def chat_id(text: str) -> int:
         number = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a chat id; `gptoss-local chats` lists the saved chats"
+            _("{text} is not a chat id; `gptoss-local chats` lists the saved chats").format(
+                text=repr(text)
+            )
         ) from None
     if not 1 <= number <= LARGEST_ID:
         raise argparse.ArgumentTypeError(
-            f"no chat with id {text}; `gptoss-local chats` lists the saved chats"
+            _("no chat with id {id}; `gptoss-local chats` lists the saved chats").format(id=text)
         )
     return number

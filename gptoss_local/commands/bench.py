@@ -9,6 +9,7 @@ from dataclasses import asdict, replace
 
 from gptoss_local import benchmark, config
 from gptoss_local.commands.notes import warn
+from gptoss_local.i18n import _
 from gptoss_local.launch.prepare import prepare
 from gptoss_local.launch.runner import choose_model, load_planned
 from gptoss_local.plan.wishes import wishes_from
@@ -48,14 +49,24 @@ def run_bench(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    print(f"{info.model} · {info.placement} · context {info.context_size:,}")
-    print(f"{'run':34} {'prompt':>7} {'prefill t/s':>12} {'decode t/s':>11} {'TTFT s':>8}")
+    print(
+        _("{model} · {placement} · context {context:,}").format(
+            model=info.model, placement=info.placement, context=info.context_size
+        )
+    )
+    heads = (_("run"), _("prompt"), _("prefill t/s"), _("decode t/s"), _("TTFT s"))
+    print(f"{heads[0]:34} {heads[1]:>7} {heads[2]:>12} {heads[3]:>11} {heads[4]:>8}")
     for r in results:
         print(f"{r.name:34} {r.prompt_tokens:7} {r.prefill_tokens_per_second:12.1f} "
               f"{r.decode_tokens_per_second:11.1f} {r.ttft_seconds:8.3f}")  # fmt: skip
     if plan.speed:
         best = max(r.decode_tokens_per_second for r in results)
-        verdict = "within" if best >= plan.speed.low else "BELOW"
-        print(f"expected decode: {plan.speed.low:g}–{plan.speed.high:g} t/s ({plan.speed.basis}); "
-              f"this machine is {verdict} that range")  # fmt: skip
+        verdict = (
+            _("expected decode: {low:g}–{high:g} t/s ({basis}); this machine is within that range")
+            if best >= plan.speed.low
+            else _(
+                "expected decode: {low:g}–{high:g} t/s ({basis}); this machine is BELOW that range"
+            )
+        )
+        print(verdict.format(low=plan.speed.low, high=plan.speed.high, basis=plan.speed.basis))
     return 0

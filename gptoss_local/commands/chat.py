@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gptoss_local import config, paths
 from gptoss_local.chat.tool_host import ChatTools
+from gptoss_local.i18n import _
 from gptoss_local.launch.prepare import prepare
 from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.session.history import History
@@ -51,15 +52,16 @@ def run_chat(args: argparse.Namespace) -> int:
 
 def _report_history_failure(error: Exception, unsent: str) -> int:
     """Say again why the history failed, and keep the text the user could not send; exit 2."""
-    print(f"gptoss-local: error: {error}", file=sys.stderr)
+    print(_("gptoss-local: error: {error}").format(error=error), file=sys.stderr)
     if unsent.strip():
         try:
             saved = _save_unsent(unsent)
         except OSError as exc:  # the text is still worth showing rather than losing
-            print(f"gptoss-local: cannot save your unsent message ({exc}); it was:\n{unsent}",
-                  file=sys.stderr)  # fmt: skip
+            print(_("gptoss-local: cannot save your unsent message ({error}); it was:\n{text}")
+                  .format(error=exc, text=unsent), file=sys.stderr)  # fmt: skip
         else:
-            print(f"gptoss-local: your unsent message is saved in {saved}", file=sys.stderr)
+            print(_("gptoss-local: your unsent message is saved in {path}").format(path=saved),
+                  file=sys.stderr)  # fmt: skip
     return 2
 
 
@@ -78,4 +80,7 @@ def _save_unsent(text: str) -> Path:
         with open(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
         return path
-    raise FileExistsError(f"too many unsent-{stamp}-*.txt files in {folder}")
+    pattern = f"unsent-{stamp}-*.txt"
+    raise FileExistsError(
+        _("too many {pattern} files in {folder}").format(pattern=pattern, folder=folder)
+    )

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gptoss_local.i18n import _, ngettext
 from gptoss_local.session import export, storage
 from gptoss_local.session.errors import HistoryError, UnknownChatError
 from gptoss_local.session.history import History
@@ -36,9 +37,9 @@ def run_chats(args: argparse.Namespace) -> int:
     elif chats:
         _print_table(chats)
     elif args.search:
-        print(f"No chat matches {args.search!r}.")
+        print(_("No chat matches {search}.").format(search=repr(args.search)))
     else:
-        print("No saved chats yet. Chats you have with `gptoss-local chat` are listed here.")
+        print(_("No saved chats yet. Chats you have with `gptoss-local chat` are listed here."))
     return 0
 
 
@@ -66,9 +67,9 @@ def _chat_json(chat: Chat) -> dict[str, object]:
 
 
 def _print_table(chats: list[Chat]) -> None:
-    rows = [("ID", "TITLE", "UPDATED", "MESSAGES", "MODEL")]
+    rows = [(_("ID"), _("TITLE"), _("UPDATED"), _("MESSAGES"), _("MODEL"))]
     for chat in chats:
-        title = " ".join(chat.title.split()) or "(untitled)"
+        title = " ".join(chat.title.split()) or _("(untitled)")
         if len(title) > _TITLE_WIDTH:
             title = title[: _TITLE_WIDTH - 1] + "…"
         updated = chat.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
@@ -90,7 +91,12 @@ def _export(path: Path, chat_id: int, fmt: str, output: Path | None) -> int:
         sys.stdout.write(text)
         return 0
     _write_private(output, text)
-    print(f"wrote chat {chat_id} ({len(messages)} messages) to {output}", file=sys.stderr)
+    wrote = ngettext(
+        "wrote chat {id} ({n} messages) to {output}",
+        "wrote chat {id} ({n} messages) to {output}",
+        len(messages),
+    )
+    print(wrote.format(id=chat_id, n=len(messages), output=output), file=sys.stderr)
     return 0
 
 
@@ -105,7 +111,7 @@ def _write_private(output: Path, text: str) -> None:
             with output.open("w", encoding="utf-8", newline="\n") as handle:
                 handle.write(text)
         except OSError as exc:
-            raise HistoryError(f"cannot write {output}: {exc.strerror or exc}") from exc
+            raise HistoryError(_cannot_write(output, exc)) from exc
         return
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
@@ -120,4 +126,8 @@ def _write_private(output: Path, text: str) -> None:
                 os.unlink(temp)
             raise
     except OSError as exc:
-        raise HistoryError(f"cannot write {output}: {exc.strerror or exc}") from exc
+        raise HistoryError(_cannot_write(output, exc)) from exc
+
+
+def _cannot_write(output: Path, exc: OSError) -> str:
+    return _("cannot write {where}: {error}").format(where=output, error=exc.strerror or exc)

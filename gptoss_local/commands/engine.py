@@ -16,6 +16,7 @@ from gptoss_local.engine_setup.runner import StepProgress, run_plan
 from gptoss_local.engine_setup.spec import inspect_target
 from gptoss_local.errors import UserError
 from gptoss_local.hardware.machine import probe
+from gptoss_local.i18n import _
 
 
 class EngineSetupError(UserError):
@@ -37,12 +38,18 @@ def run_engine(args: argparse.Namespace) -> int:
 
 def _install(args: argparse.Namespace) -> int:
     if not args.cuda:
-        raise EngineSetupError("Say which engine to build: `gptoss-local engine install --cuda`.")
+        raise EngineSetupError(
+            _("Say which engine to build: `gptoss-local engine install --cuda`.")
+        )
     python = args.python or sys.executable
     try:
         target = inspect_target(python)
     except (OSError, subprocess.SubprocessError, ValueError, KeyError) as exc:
-        raise EngineSetupError(f"Could not ask {python} about its environment: {exc}") from exc
+        raise EngineSetupError(
+            _("Could not ask {python} about its environment: {error}").format(
+                python=python, error=exc
+            )
+        ) from exc
     hardware = probe()
     the_plan = plan_mod.make_plan(target, hardware, args.arch, args.toolkit)
     if args.json and args.dry_run:
@@ -53,19 +60,22 @@ def _install(args: argparse.Namespace) -> int:
     if the_plan.problems:
         return 2
     if args.dry_run:
-        print("\n(--dry-run: nothing was changed)")
+        print("\n" + _("(--dry-run: nothing was changed)"))
         return 0
     stamp = time.strftime("%Y%m%d-%H%M%S")
     log = paths.ensure_dir(paths.logs_dir()) / f"engine-install-{stamp}.log"
-    print(f"\nLog: {log}")
+    print("\n" + _("Log: {path}").format(path=log))
     result = run_plan(the_plan, hardware, log, _Progress())
     for kind, seconds in result.seconds.items():
         print(f"  {kind}: {text.duration(seconds)}")
     if result.failed_step:
         tail = "\n".join(f"  | {line}" for line in result.tail[-15:])
-        raise EngineSetupError(f"{result.failed_step} failed:\n{tail}", f"The whole log: {log}")
+        raise EngineSetupError(
+            _("{step} failed:\n{tail}").format(step=result.failed_step, tail=tail),
+            _("The whole log: {path}").format(path=log),
+        )
     outcome = result.outcome
-    print(outcome.message if outcome else "No check ran.")
+    print(outcome.message if outcome else _("No check ran."))
     return 1 if outcome is not None and outcome.ok is False else 0
 
 

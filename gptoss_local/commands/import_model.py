@@ -7,6 +7,7 @@ import sys
 
 from gptoss_local import catalog
 from gptoss_local.commands.progress_view import ProgressView
+from gptoss_local.i18n import _
 from gptoss_local.store.importer import import_file
 from gptoss_local.store.inventory import model_state
 
@@ -20,10 +21,17 @@ def run_import(args: argparse.Namespace) -> int:
             args.path.expanduser(), cat, move=args.move, progress=view.progress, notice=view.notice
         )
     state = model_state(result.spec)
-    words = {"present": "already in place", "linked": "hard-linked", "copied": "copied",
-             "moved": "moved"}  # fmt: skip
-    print(f"{result.file.name} verified and {words[result.how]}: {result.path}")
+    done = {
+        "present": _("{file} verified and already in place: {path}"),
+        "linked": _("{file} verified and hard-linked: {path}"),
+        "copied": _("{file} verified and copied: {path}"),
+        "moved": _("{file} verified and moved: {path}"),
+    }
+    print(done[result.how].format(file=result.file.name, path=result.path))
     if state.state != "verified":
-        missing = [f.name for f in state.files if f.state != "verified"]
-        print(f"{result.spec.name} still needs: {', '.join(missing)}", file=sys.stderr)
+        missing = ", ".join(f.name for f in state.files if f.state != "verified")
+        print(
+            _("{model} still needs: {files}").format(model=result.spec.name, files=missing),
+            file=sys.stderr,
+        )
     return 0

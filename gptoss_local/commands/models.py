@@ -7,15 +7,18 @@ import json
 import sys
 
 from gptoss_local import catalog, paths
+from gptoss_local.i18n import N_, _, translate
 from gptoss_local.store.inventory import model_states
 from gptoss_local.units import size_text
 
 _HINTS = {
-    "absent": "download with `gptoss-local pull {alias}`",
-    "partial": "finish with `gptoss-local pull {alias}` (it resumes)",
-    "present": "not verified yet: `gptoss-local verify {alias}`",
-    "corrupt": "damaged: `gptoss-local verify {alias}` says why, `gptoss-local pull {alias}` "
-    "replaces a damaged file",
+    "absent": N_("download with `gptoss-local pull {alias}`"),
+    "partial": N_("finish with `gptoss-local pull {alias}` (it resumes)"),
+    "present": N_("not verified yet: `gptoss-local verify {alias}`"),
+    "corrupt": N_(
+        "damaged: `gptoss-local verify {alias}` says why, `gptoss-local pull {alias}` "
+        "replaces a damaged file"
+    ),
 }
 
 
@@ -28,7 +31,7 @@ def run_models(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
-    rows = [("MODEL", "STATE", "SIZE", "PATH")]
+    rows = [(_("MODEL"), _("STATE"), _("SIZE"), _("PATH"))]
     for s in states:
         state = f"partial {s.percent:.0f}%" if s.state == "partial" else s.state
         rows.append((s.name, state, size_text(s.bytes), str(s.path)))
@@ -37,7 +40,7 @@ def run_models(args: argparse.Namespace) -> int:
         cells = [cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)]
         print("  ".join([*cells, row[3]]))
     hints = [
-        f"  {s.name}: " + _HINTS[s.state].format(alias=(s.aliases or (s.name,))[0])
+        f"  {s.name}: " + translate(_HINTS[s.state]).format(alias=(s.aliases or (s.name,))[0])
         for s in states
         if s.state in _HINTS
     ]

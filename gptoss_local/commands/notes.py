@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import sys
 
+from gptoss_local.i18n import _
+
 
 def warn(text: str) -> None:
     """One warning on stderr: `warning: TEXT`."""
-    note(f"warning: {text}")
+    note(_("warning: {text}").format(text=text))
 
 
 def note(text: str) -> None:
@@ -25,7 +27,7 @@ class LoadNotes:
         self._last = ""
 
     def __call__(self, fraction: float, what: str) -> bool:
-        if what and what != self._last and not what.startswith("loading"):
+        if what and what != self._last and what != _("loading the weights"):
             note(what)
         self._last = what
         return True

@@ -6,10 +6,24 @@ import sys
 from types import TracebackType
 from typing import Any, TextIO
 
+from gptoss_local.i18n import N_, _, translate
 from gptoss_local.store.progress import Progress
 from gptoss_local.units import size_text
 
-VERBS = {"check": "checking", "download": "downloading", "copy": "copying", "verify": "verifying"}
+# What each phase does to a file, "{name}" being the file's name.
+DOING = {
+    "check": N_("checking {name}"),
+    "download": N_("downloading {name}"),
+    "copy": N_("copying {name}"),
+    "verify": N_("verifying {name}"),
+}
+
+
+def doing(phase: str, name: str) -> str:
+    """'downloading gpt-oss-20b-mxfp4.gguf' (an unknown phase: 'PHASE NAME')."""
+    if phase in DOING:
+        return translate(DOING[phase]).format(name=name)
+    return f"{phase} {name}"
 
 
 class ProgressView:
@@ -54,7 +68,7 @@ class ProgressView:
             return
         task = self._tasks.get(key)
         if task is None:
-            description = f"{VERBS.get(report.phase, report.phase)} {report.name}"
+            description = doing(report.phase, report.name)
             task = self._bars.add_task(description, total=report.total, completed=report.done)
             self._tasks[key] = task
         self._bars.update(task, completed=report.done, total=report.total)
@@ -64,13 +78,18 @@ class ProgressView:
         if self._steps.get(key) == step:
             return
         self._steps[key] = step
-        speed = f", {size_text(report.speed)}/s" if report.speed else ""
-        print(
-            f"{VERBS.get(report.phase, report.phase)} {report.name}: {10 * step}% of "
-            f"{size_text(report.total)}{speed}",
-            file=self.stream,
-            flush=True,
+        line = (
+            _("{doing}: {percent}% of {total}, {speed}/s")
+            if report.speed
+            else _("{doing}: {percent}% of {total}")
         )
+        words = line.format(
+            doing=doing(report.phase, report.name),
+            percent=10 * step,
+            total=size_text(report.total),
+            speed=size_text(report.speed),
+        )
+        print(words, file=self.stream, flush=True)
 
 
 def _rich_bars(stream: TextIO) -> Any:

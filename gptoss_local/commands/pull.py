@@ -11,6 +11,7 @@ from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.commands.progress_view import ProgressView
 from gptoss_local.config import Settings
 from gptoss_local.errors import WishError
+from gptoss_local.i18n import _
 from gptoss_local.launch.engines import engine
 from gptoss_local.plan.planner import plan
 from gptoss_local.plan.wishes import Wishes
@@ -34,7 +35,11 @@ def run_pull(args: argparse.Namespace) -> int:
         spec = choose_spec(args.model, cat, settings, view.notice)
         if chosen.uses_models_folder:
             size = size_text(spec.total_bytes)
-            view.notice(f"pulling {spec.name} ({size}) into {paths.models_dir()}")
+            view.notice(
+                _("pulling {model} ({size}) into {folder}").format(
+                    model=spec.name, size=size, folder=paths.models_dir()
+                )
+            )
         pulled = chosen.pull(spec, cat, options, view.progress, view.notice)
     if not args.quiet:
         for note in pulled.notes:
@@ -51,8 +56,14 @@ def choose_spec(name: str | None, cat: Catalog, settings: Settings, notice: Noti
     planned = plan(hardware.probe(), cat, Wishes())
     if planned.model is None:
         raise WishError(
-            "no model fits this machine, so there is no default to pull; name one: "
-            "`gptoss-local pull 20b` (see `gptoss-local doctor` for why)"
+            _(
+                "no model fits this machine, so there is no default to pull; name one: "
+                "`gptoss-local pull 20b` (see `gptoss-local doctor` for why)"
+            )
         )
-    notice(f"no model named: {planned.model} is the one planned for this machine (see doctor)")
+    notice(
+        _("no model named: {model} is the one planned for this machine (see doctor)").format(
+            model=planned.model
+        )
+    )
     return cat.model(planned.model)

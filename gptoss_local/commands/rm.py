@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from gptoss_local import catalog, paths
+from gptoss_local.i18n import _, ngettext
 from gptoss_local.store.errors import StoreError
 from gptoss_local.store.remove import model_files, remove_model, shared_bytes
 from gptoss_local.units import size_text
@@ -17,21 +18,40 @@ def run_rm(args: argparse.Namespace) -> int:
     spec = catalog.load().model(args.model)
     files = model_files(spec)
     if not files:
-        print(f"{spec.name} has no files in {paths.models_dir()}; nothing to delete")
+        print(
+            _("{model} has no files in {folder}; nothing to delete").format(
+                model=spec.name, folder=paths.models_dir()
+            )
+        )
         return 0
     size = sum(p.stat().st_size for p in files)
     shared = shared_bytes(files)
-    note = f" ({size_text(shared)} of it also linked elsewhere, so not freed)" if shared else ""
+    note = (
+        " " + _("({size} of it also linked elsewhere, so not freed)").format(size=size_text(shared))
+        if shared
+        else ""
+    )
     if not args.yes:
         if not sys.stdin.isatty():
             raise StoreError(
-                f"not deleting {spec.name} without a confirmation, and there is no terminal to "
-                "ask on; run `gptoss-local rm --yes ...` to delete it"
+                _(
+                    "not deleting {model} without a confirmation, and there is no terminal to "
+                    "ask on; run `gptoss-local rm --yes ...` to delete it"
+                ).format(model=spec.name)
             )
-        question = f"Delete {spec.name}: {len(files)} file(s), {size_text(size)}{note}? [y/N] "
+        question = ngettext(
+            "Delete {model}: {n} file(s), {size}{note}? [y/N] ",
+            "Delete {model}: {n} file(s), {size}{note}? [y/N] ",
+            len(files),
+        ).format(model=spec.name, n=len(files), size=size_text(size), note=note)
         if input(question).strip().lower() not in ("y", "yes"):
-            print("nothing deleted")
+            print(_("nothing deleted"))
             return 1
     removed, freed = remove_model(spec)
-    print(f"deleted {len(removed)} file(s) of {spec.name}, {size_text(freed)}{note}")
+    deleted = ngettext(
+        "deleted {n} file(s) of {model}, {size}{note}",
+        "deleted {n} file(s) of {model}, {size}{note}",
+        len(removed),
+    )
+    print(deleted.format(n=len(removed), model=spec.name, size=size_text(freed), note=note))
     return 0

@@ -21,6 +21,7 @@ from gptoss_local.errors import WishError
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.harmony import render_prompt
 from gptoss_local.harmony.tools import function_tool
+from gptoss_local.i18n import _
 from gptoss_local.launch.prepare import prepare
 from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.tools import (
@@ -79,9 +80,14 @@ def _registry(
         if missing:
             registry.close()
             problems = "; ".join(registry.problems)
+            message = (
+                _("--allow-tool {name}: no such tool ({problems})")
+                if problems
+                else _("--allow-tool {name}: no such tool")
+            )
             raise WishError(
-                f"--allow-tool {missing[0]}: no such tool" + (f" ({problems})" if problems else ""),
-                "see the tools there are with `gptoss-local tools`",
+                message.format(name=missing[0], problems=problems),
+                _("see the tools there are with `gptoss-local tools`"),
             )
     registry.add_functions(functions, source)
     for problem in registry.problems:
@@ -121,7 +127,7 @@ def _stream(
     args: argparse.Namespace,
 ) -> int:
     cancel = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: _interrupt(cancel))
+    previous = signal.signal(signal.SIGINT, lambda *_args: _interrupt(cancel))
     writer = _JsonWriter(sys.stdout) if args.json else None
     stats: Stats | None = None
     try:
@@ -137,7 +143,7 @@ def _stream(
         else:
             sys.stdout.write("\n")
             if stats is not None and stats.stop_reason == "length":
-                _stderr("[stopped: --max-tokens reached]")
+                _stderr(_("[stopped: --max-tokens reached]"))
     finally:
         signal.signal(signal.SIGINT, previous)
     return 130 if cancel.is_set() else 0
@@ -151,12 +157,19 @@ def _show(event: LoopEvent, show_reasoning: bool) -> None:
     elif isinstance(event, ReasoningDelta) and show_reasoning:
         _stderr(event.text, end="")
     elif isinstance(event, ToolCall):
-        _stderr(f"\n[tool call] {event.name} {json.dumps(event.arguments, ensure_ascii=False)}")
+        arguments = json.dumps(event.arguments, ensure_ascii=False)
+        _stderr(
+            "\n" + _("[tool call] {name} {arguments}").format(name=event.name, arguments=arguments)
+        )
     elif isinstance(event, ToolCallFinished):
-        label = "tool error" if event.output.error else "tool result"
-        _stderr(f"[{label}] {event.call.name}: {event.output.preview()}")
+        line = (
+            _("[tool error] {name}: {preview}")
+            if event.output.error
+            else _("[tool result] {name}: {preview}")
+        )
+        _stderr(line.format(name=event.call.name, preview=event.output.preview()))
         if event.output.note:
-            _stderr(f"[note] {event.output.note}")
+            _stderr(_("[note] {note}").format(note=event.output.note))
 
 
 def _interrupt(cancel: threading.Event) -> None:
@@ -208,17 +221,19 @@ def _read_prompt(args: argparse.Namespace) -> str:
     if args.prompt is not None:
         return str(args.prompt)
     if sys.stdin is None or sys.stdin.isatty():
-        raise WishError('give a prompt: gptoss-local run "your question" (or pipe it in)')
+        raise WishError(_('give a prompt: gptoss-local run "your question" (or pipe it in)'))
     raw = sys.stdin.buffer.read()
     try:
         text = raw.decode("utf-8-sig")  # a BOM, as some Windows editors write, is not text
     except UnicodeDecodeError as exc:
         raise WishError(
-            f"the prompt read from stdin is not UTF-8 text (byte 0x{raw[exc.start]:02x} at "
-            f"offset {exc.start}); convert it first, e.g. `iconv -f latin1 -t utf-8`"
+            _(
+                "the prompt read from stdin is not UTF-8 text (byte 0x{byte:02x} at "
+                "offset {offset}); convert it first, e.g. `iconv -f latin1 -t utf-8`"
+            ).format(byte=raw[exc.start], offset=exc.start)
         ) from None
     if not text.strip():
-        raise WishError("the prompt read from stdin is empty")
+        raise WishError(_("the prompt read from stdin is empty"))
     return text
 
 
@@ -229,11 +244,19 @@ def _load_tools(path: Path | None) -> tuple[Any, ...]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except RecursionError:
-        raise WishError(f"cannot read tools from {path}: its JSON is nested too deeply") from None
+        raise WishError(
+            _("cannot read tools from {path}: its JSON is nested too deeply").format(path=path)
+        ) from None
     except (OSError, ValueError) as exc:
-        raise WishError(f"cannot read tools from {path}: {exc}") from None
+        raise WishError(
+            _("cannot read tools from {path}: {error}").format(path=path, error=exc)
+        ) from None
     if not isinstance(raw, list):
-        raise WishError(f"{path}: expected a JSON list of function tools, not {_kind(raw)}")
+        raise WishError(
+            _("{path}: expected a JSON list of function tools, not {kind}").format(
+                path=path, kind=_kind(raw)
+            )
+        )
     tools = []
     for index, item in enumerate(raw):
         try:
@@ -244,7 +267,7 @@ def _load_tools(path: Path | None) -> tuple[Any, ...]:
 
 
 def _kind(value: object) -> str:
-    names: dict[type, str] = {dict: "an object", str: "a string"}
+    names: dict[type, str] = {dict: _("an object"), str: _("a string")}
     return names.get(type(value), type(value).__name__)
 
 

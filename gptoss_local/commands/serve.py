@@ -14,6 +14,7 @@ from gptoss_local import config
 from gptoss_local.catalog import Catalog
 from gptoss_local.commands.notes import LoadNotes, warn
 from gptoss_local.errors import UnknownModelError, WishError
+from gptoss_local.i18n import _
 from gptoss_local.launch.engines import engine
 from gptoss_local.launch.prepare import prepare
 from gptoss_local.plan.planner import Plan
@@ -29,7 +30,7 @@ def run_serve(args: argparse.Namespace) -> int:
     settings = config.load()
     wishes = wishes_from(args, settings)
     if engine(wishes.backend).remote:
-        raise WishError("serve runs the model on this PC: --backend llamacpp or ollama")
+        raise WishError(_("serve runs the model on this PC: --backend llamacpp or ollama"))
     key = args.api_key or os.environ.get("GPTOSS_LOCAL_API_KEY") or None
     problem = bind_problem(args.host, key)
     if problem:
@@ -64,18 +65,21 @@ def _listen(service: Service, guard: Guard) -> ApiServer:
         return make_server(service, guard)
     except OSError as exc:
         raise WishError(
-            f"cannot listen on {guard.host}:{guard.port}: {exc.strerror or exc}",
-            "Another program may use that port: pick another with --port N.",
+            _("cannot listen on {host}:{port}: {error}").format(
+                host=guard.host, port=guard.port, error=exc.strerror or exc
+            ),
+            _("Another program may use that port: pick another with --port N."),
         ) from None
 
 
 def _serve(server: ApiServer, model: str, guard: Guard) -> None:
     _log_requests()
-    print(f"serving {model} at {server.url} (Ctrl-C stops)", file=sys.stderr)
+    print(_("serving {model} at {url} (Ctrl-C stops)").format(model=model, url=server.url),
+          file=sys.stderr)  # fmt: skip
     if guard.api_key:
-        print("clients must send `Authorization: Bearer <the --api-key>`", file=sys.stderr)
+        print(_("clients must send `Authorization: Bearer <the --api-key>`"), file=sys.stderr)
 
-    def stop(*_: object) -> None:
+    def stop(*_args: object) -> None:
         raise KeyboardInterrupt
 
     # Ctrl-C, and the TERM a service manager sends, stop it cleanly (replies cancelled, model
@@ -84,7 +88,7 @@ def _serve(server: ApiServer, model: str, guard: Guard) -> None:
     try:
         server.serve_forever()
     except KeyboardInterrupt:
-        print("stopping", file=sys.stderr)
+        print(_("stopping"), file=sys.stderr)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -12,6 +12,7 @@ from typing import Any
 from gptoss_local import config
 from gptoss_local.config import Settings
 from gptoss_local.errors import WishError
+from gptoss_local.i18n import _
 from gptoss_local.tools import Approvals, ToolInfo, ToolRegistry, open_tools
 from gptoss_local.tools.mcp_config import config_path
 from gptoss_local.tools.python_tool import NAME as PYTHON
@@ -29,7 +30,7 @@ def run_tools(args: argparse.Namespace) -> int:
         else:
             _print_text(registry, settings)
         for problem in registry.problems:
-            print(f"gptoss-local: error: {problem}", file=sys.stderr)
+            print(_("gptoss-local: error: {error}").format(error=problem), file=sys.stderr)
     finally:
         registry.close()
     return 1 if registry.problems else 0
@@ -40,16 +41,20 @@ def _print_text(registry: ToolRegistry, settings: Settings) -> None:
     infos = registry.infos()
     width = max((len(info.name) for info in infos), default=0)
     for info in infos:
-        asks = "runs without asking" if approvals.allows(info.name) else "asks first in chat"
+        where = (
+            _("{source}; runs without asking")
+            if approvals.allows(info.name)
+            else _("{source}; asks first in chat")
+        )
         print(f"{info.name:<{width}}  {_summary(info)}")
-        print(f"{'':<{width}}  {info.source}; {asks}")
+        print(f"{'':<{width}}  {where.format(source=info.source)}")
         if info.note:
             print(f"{'':<{width}}  {info.note}")
     servers = config_path()
-    state = "" if servers.exists() else " (none yet)"
-    print(f"\nMCP servers: {servers}{state}")
+    line = _("MCP servers: {path}") if servers.exists() else _("MCP servers: {path} (none yet)")
+    print("\n" + line.format(path=servers))
     if not settings.allowed_tools:
-        print('Allow tools without asking: allowed_tools = ["python"] in the settings file.')
+        print(_('Allow tools without asking: allowed_tools = ["python"] in the settings file.'))
 
 
 def _print_json(registry: ToolRegistry, settings: Settings) -> None:
@@ -75,7 +80,7 @@ def _print_json(registry: ToolRegistry, settings: Settings) -> None:
 
 
 def _summary(info: ToolInfo) -> str:
-    line = info.description.strip().split("\n", 1)[0] or "(no description)"
+    line = info.description.strip().split("\n", 1)[0] or _("(no description)")
     first = line.split(". ", 1)[0].rstrip(".") + "."
     return first if len(first) <= 90 else first[:89] + "…"
 
@@ -85,14 +90,17 @@ def _call(args: argparse.Namespace, settings: Settings) -> int:
     # The python tool costs nothing until called; MCP servers only start for their tools.
     registry = open_tools(settings, label="call", mcp=args.name != PYTHON)
     cancel = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: cancel.set())
+    previous = signal.signal(signal.SIGINT, lambda *_args: cancel.set())
     try:
         tool = registry.get(args.name)
         if tool is None:
-            known = ", ".join(info.name for info in registry.infos()) or "none"
+            known = ", ".join(info.name for info in registry.infos()) or _("none")
             hint = "; ".join(registry.problems)
             raise WishError(
-                f"no tool named {args.name!r} (tools: {known})", hint or "see `gptoss-local tools`"
+                _("no tool named {name} (tools: {known})").format(
+                    name=repr(args.name), known=known
+                ),
+                hint or _("see `gptoss-local tools`"),
             )
         output = registry.call(args.name, arguments, cancel)
     finally:
@@ -105,7 +113,7 @@ def _call(args: argparse.Namespace, settings: Settings) -> int:
     else:
         sys.stdout.write(output.content if output.content.endswith("\n") else output.content + "\n")
         if output.note:
-            print(f"note: {output.note}", file=sys.stderr)
+            print(_("note: {note}").format(note=output.note), file=sys.stderr)
     if cancel.is_set():
         return 130
     return 1 if output.error else 0
@@ -116,9 +124,13 @@ def _arguments(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise WishError(
-            f"the arguments are not valid JSON ({exc})",
-            """give a JSON object, e.g. gptoss-local tools call python '{"code": "print(1)"}'""",
+            _("the arguments are not valid JSON ({error})").format(error=exc),
+            _("give a JSON object, e.g. {example}").format(
+                example="""gptoss-local tools call python '{"code": "print(1)"}'"""
+            ),
         ) from None
     if not isinstance(value, dict):
-        raise WishError(f"the arguments must be a JSON object, not {type(value).__name__}")
+        raise WishError(
+            _("the arguments must be a JSON object, not {kind}").format(kind=type(value).__name__)
+        )
     return value

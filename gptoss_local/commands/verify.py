@@ -7,6 +7,7 @@ import sys
 
 from gptoss_local import catalog, paths
 from gptoss_local.commands.progress_view import ProgressView
+from gptoss_local.i18n import _
 from gptoss_local.store.errors import StoreError
 from gptoss_local.store.inventory import model_state
 from gptoss_local.store.verify import verify_model
@@ -20,13 +21,19 @@ def run_verify(args: argparse.Namespace) -> int:
         specs = [cat.model(args.model)]
         if model_state(specs[0]).state in ("absent", "partial"):
             raise StoreError(
-                f"{specs[0].name} is not (completely) downloaded in {paths.models_dir()}: "
-                f"`gptoss-local pull {args.model}` gets it"
+                _(
+                    "{model} is not (completely) downloaded in {folder}: "
+                    "`gptoss-local pull {alias}` gets it"
+                ).format(model=specs[0].name, folder=paths.models_dir(), alias=args.model)
             )
     else:
         specs = [s for s in cat.models if model_state(s).state not in ("absent", "partial")]
         if not specs:
-            print(f"no model is downloaded in {paths.models_dir()}; nothing to verify")
+            print(
+                _("no model is downloaded in {folder}; nothing to verify").format(
+                    folder=paths.models_dir()
+                )
+            )
             return 0
     ok = True
     with ProgressView(args.quiet) as view:
@@ -38,9 +45,10 @@ def run_verify(args: argparse.Namespace) -> int:
         if check.gguf_problem:
             print(f"{'bad gguf':<10} {check.gguf_problem}")
         if not all(f.recorded for f in check.files):
-            print(f"(the result could not be saved in {paths.models_dir()}: it is read-only, so "
-                  "`models` cannot show it)", file=sys.stderr)  # fmt: skip
+            print(_("(the result could not be saved in {folder}: it is read-only, so "
+                    "`models` cannot show it)").format(folder=paths.models_dir()),
+                  file=sys.stderr)  # fmt: skip
         if not check.ok:
-            print(f"{check.spec.name} is damaged: `gptoss-local pull {check.spec.name}` replaces "
-                  "the bad file(s)", file=sys.stderr)  # fmt: skip
+            print(_("{model} is damaged: `gptoss-local pull {model}` replaces the bad file(s)")
+                  .format(model=check.spec.name), file=sys.stderr)  # fmt: skip
     return 0 if ok else 1

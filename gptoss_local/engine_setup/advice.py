@@ -6,6 +6,7 @@ from gptoss_local.backends.base import BackendError
 from gptoss_local.backends.ollama_daemon import find_executable
 from gptoss_local.hardware.engine import EngineStatus, engine_status
 from gptoss_local.hardware.machine import Hardware
+from gptoss_local.i18n import _
 
 INSTALL_COMMAND = "gptoss-local engine install --cuda"
 
@@ -24,18 +25,27 @@ def gpu_engine_advice(
         return None
     if "CUDA" in engine.backends:  # built for CUDA, yet no usable device
         lines = [
-            "This llama-cpp-python has CUDA built in but cannot use the NVIDIA GPU: the driver "
-            "may be too old for its CUDA runtime, or it was built for another architecture.",
-            f"See `gptoss-local engine`; rebuild for this GPU with `{INSTALL_COMMAND}`.",
+            _(
+                "This llama-cpp-python has CUDA built in but cannot use the NVIDIA GPU: the "
+                "driver may be too old for its CUDA runtime, or it was built for another "
+                "architecture."
+            ),
+            _("See `gptoss-local engine`; rebuild for this GPU with `{command}`.").format(
+                command=INSTALL_COMMAND
+            ),
         ]
     else:
         lines = [
-            "This llama-cpp-python build is CPU-only, but an NVIDIA GPU is present: models "
-            "would run on the CPU, many times slower.",
-            f"Rebuild it for your GPU: `{INSTALL_COMMAND}` (add --dry-run to see the plan first).",
+            _(
+                "This llama-cpp-python build is CPU-only, but an NVIDIA GPU is present: models "
+                "would run on the CPU, many times slower."
+            ),
+            _("Rebuild it for your GPU: `{command}` (add --dry-run to see the plan first).").format(
+                command=INSTALL_COMMAND
+            ),
         ]
     if ollama_installed:
-        lines.append("Or use Ollama, which is installed here: --backend ollama.")
+        lines.append(_("Or use Ollama, which is installed here: --backend ollama."))
     return "\n".join(lines)
 
 

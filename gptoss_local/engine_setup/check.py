@@ -14,6 +14,7 @@ from typing import Any
 
 import gptoss_local
 from gptoss_local.hardware.machine import Hardware
+from gptoss_local.i18n import _
 
 # Run as `python -c SCRIPT PACKAGE_PARENT`; prints one JSON line.
 SCRIPT = r"""
@@ -62,7 +63,7 @@ def parse(output: str) -> dict[str, Any]:
             continue
         if isinstance(value, dict):
             return {**value, "cuda_init": complaints}
-    return {"loaded": False, "error": "the check printed no result", "cuda_init": complaints}
+    return {"loaded": False, "error": _("the check printed no result"), "cuda_init": complaints}
 
 
 def judge(result: dict[str, Any], hardware: Hardware) -> Outcome:
@@ -73,49 +74,64 @@ def judge(result: dict[str, Any], hardware: Hardware) -> Outcome:
     """
     no_gpu = not hardware.gpus
     if not result.get("loaded"):
-        error = result.get("error", "unknown error")
+        error = result.get("error", _("unknown error"))
         if no_gpu and "libcuda" in error:
             return Outcome(
                 None,
-                "Could not check GPU offload: there is no NVIDIA driver here "
-                f"(libcuda), which the build needs to load ({error}).",
+                _(
+                    "Could not check GPU offload: there is no NVIDIA driver here "
+                    "(libcuda), which the build needs to load ({error})."
+                ).format(error=error),
             )
-        return Outcome(False, f"The new build does not load: {error}")
+        return Outcome(False, _("The new build does not load: {error}").format(error=error))
     info = result.get("system_info", "")
     if "CUDA :" not in info and not result.get("gpu_offload"):
         return Outcome(
             False,
-            "The new build has no CUDA: it was not built in (see the log "
-            "for CMake's messages about CUDA).",
+            _(
+                "The new build has no CUDA: it was not built in (see the log "
+                "for CMake's messages about CUDA)."
+            ),
         )
     archs = cuda_archs(info)
-    built = f"CUDA, architectures {', '.join(archs)}" if archs else "CUDA"
+    built = _("CUDA, architectures {archs}").format(archs=", ".join(archs)) if archs else "CUDA"
     if no_gpu:
         return Outcome(
             None,
-            "Could not check GPU offload: no NVIDIA GPU here. The build "
-            f"loads and has {built} built in.",
+            _(
+                "Could not check GPU offload: no NVIDIA GPU here. The build "
+                "loads and has {built} built in."
+            ).format(built=built),
         )
     devices = result.get("devices")
     if result.get("gpu_offload") and devices is None:
         return Outcome(
             True,
-            f"The build loads with GPU offload ({built}); its devices could not be listed here.",
+            _(
+                "The build loads with GPU offload ({built}); its devices could not be listed here."
+            ).format(built=built),
         )
     if not result.get("gpu_offload") or not devices:
-        why = "; ".join(result.get("cuda_init") or []) or (
+        why = "; ".join(result.get("cuda_init") or []) or _(
             "the driver may be too old for its CUDA version, or the architecture does not "
             "match the card (see --arch)"
         )
-        return Outcome(False, f"The build has {built} but sees no GPU: {why}")
-    return Outcome(True, f"GPU offload works ({built}): {', '.join(devices)}.")
+        return Outcome(
+            False, _("The build has {built} but sees no GPU: {why}").format(built=built, why=why)
+        )
+    return Outcome(
+        True,
+        _("GPU offload works ({built}): {devices}.").format(
+            built=built, devices=", ".join(devices)
+        ),
+    )
 
 
 def cuda_archs(system_info: str) -> list[str]:
     """A CUDA build's architectures, from `llama_print_system_info` ('CUDA : ARCHS = 890')."""
     for section in system_info.split("CUDA :")[1:]:
         for part in section.split("|"):
-            name, _, value = part.partition("=")
+            name, _equals, value = part.partition("=")
             if name.strip() == "ARCHS":
                 return [a for a in value.strip().replace(";", ",").split(",") if a]
     return []

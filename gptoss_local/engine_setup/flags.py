@@ -9,6 +9,7 @@ from pathlib import Path
 from gptoss_local.engine_setup import toolkit
 from gptoss_local.engine_setup.spec import InstallPlan, Machine, Step
 from gptoss_local.engine_setup.toolkit import PipToolkit, SystemToolkit
+from gptoss_local.i18n import _
 
 
 def pip_toolkit(plan: InstallPlan, machine: Machine) -> None:
@@ -19,7 +20,9 @@ def pip_toolkit(plan: InstallPlan, machine: Machine) -> None:
     """
     tree = PipToolkit(Path(plan.target.platlib) / "nvidia" / "cu13", machine.windows)
     version = toolkit.PIP_CUDA_VERSION
-    plan.toolkit_detail = f"NVIDIA's pip packages (CUDA {version}) in {tree.root}"
+    plan.toolkit_detail = _("NVIDIA's pip packages (CUDA {version}) in {root}").format(
+        version=version, root=tree.root
+    )
     plan.cuda_version = toolkit.PIP_CUDA_VERSION
     plan.cuda_lib_dirs = (str(tree.dll_dir if machine.windows else tree.lib_dir),)
     implib = Path(plan.target.prefix) / "gptoss-local-cuda" / "lib" if machine.windows else None
@@ -39,8 +42,10 @@ def pip_toolkit(plan: InstallPlan, machine: Machine) -> None:
         else:
             args.append("-DGGML_CUDA_NO_VMM=ON")
             plan.notes.append(
-                "No NVIDIA driver library (libcuda.so.1) here: built without CUDA virtual "
-                "memory (GGML_CUDA_NO_VMM), which costs a little memory efficiency."
+                _(
+                    "No NVIDIA driver library (libcuda.so.1) here: built without CUDA virtual "
+                    "memory (GGML_CUDA_NO_VMM), which costs a little memory efficiency."
+                )
             )
         # llama-cpp-python sets its libraries' RUNPATH to $ORIGIN only; this puts the pip
         # CUDA folder in front, so `import llama_cpp` works outside gptoss-local too.
@@ -55,18 +60,20 @@ def pip_toolkit(plan: InstallPlan, machine: Machine) -> None:
         )
     plan.env = _with_build_env(plan, env, machine)
     install = (plan.target.python, "-m", "pip", "install", *toolkit.PIP_PACKAGES)
-    title = "Install NVIDIA's CUDA compiler and libraries (pip)"
+    title = _("Install NVIDIA's CUDA compiler and libraries (pip)")
     plan.steps.append(Step("toolkit", title, install))
     if implib is not None:
         dlls = [f"{name}={tree.dll_dir / f'{name}64_13.dll'}" for name in ("cublas", "cublasLt")]
         make = (sys.executable, "-m", "gptoss_local.engine_setup.implib", "--out", str(implib))
-        title = "Make cuBLAS import libraries (MSVC's dumpbin and lib)"
+        title = _("Make cuBLAS import libraries (MSVC's dumpbin and lib)")
         plan.steps.append(Step("implib", title, (*make, *dlls)))
 
 
 def system_toolkit(plan: InstallPlan, system: SystemToolkit, machine: Machine) -> None:
     """Fill in the plan for a CUDA toolkit installed on the PC: CMake finds the rest itself."""
-    plan.toolkit_detail = f"CUDA {system.version or '?'} at {system.root}"
+    plan.toolkit_detail = _("CUDA {version} at {root}").format(
+        version=system.version or "?", root=system.root
+    )
     plan.cuda_version = system.version
     plan.cmake_args = _common_args(plan, system.nvcc, machine)
     env = {"CUDACXX": str(system.nvcc), "CUDA_PATH": str(system.root)}

@@ -14,6 +14,7 @@ from gptoss_local.engine_setup.spec import InstallPlan, Machine, Step, Target
 from gptoss_local.engine_setup.toolkit import SystemToolkit
 from gptoss_local.hardware.engine import DISTRIBUTION, REQUIREMENT
 from gptoss_local.hardware.machine import Hardware
+from gptoss_local.i18n import _
 
 ToolkitChoice = str  # "auto", "system" or "pip"
 _ARCH = re.compile(r"^(\d{2,3})$|^(\d{1,2})\.(\d)$")
@@ -25,7 +26,9 @@ def parse_archs(text: str) -> tuple[str, ...]:
     for part in re.split(r"[,;\s]+", text.strip()):
         match = _ARCH.match(part)
         if not match:
-            raise ValueError(f"not a compute capability: {part!r} (examples: 89, 8.9, 120)")
+            raise ValueError(
+                _("not a compute capability: {part!r} (examples: 89, 8.9, 120)").format(part=part)
+            )
         archs.append(match.group(1) or match.group(2) + match.group(3))
     return tuple(dict.fromkeys(archs))
 
@@ -69,11 +72,13 @@ def make_plan(
     notes: list[str] = []
     archs, arch_source = _archs(hardware, arch, problems)
     if not machine.supported:
-        problems.append("CUDA builds are for Linux and Windows; this OS has no CUDA.")
+        problems.append(_("CUDA builds are for Linux and Windows; this OS has no CUDA."))
     if not target.has_pip:
         problems.append(
-            f"pip is not available in {target.python}'s environment: add it with "
-            f"`{target.python} -m ensurepip`, or reinstall gptoss-local with pipx."
+            _(
+                "pip is not available in {python}'s environment: add it with "
+                "`{python} -m ensurepip`, or reinstall gptoss-local with pipx."
+            ).format(python=target.python)
         )
     compiler = toolkit.compiler_problem(machine.windows, machine.find)
     if compiler:
@@ -115,14 +120,19 @@ def _archs(
             return (), "--arch"
     found = gpu_archs(hardware)
     if found:
-        names = ", ".join(f"{g.name} (compute {g.compute_capability})" for g in hardware.gpus)
+        names = ", ".join(
+            _("{name} (compute {capability})").format(name=g.name, capability=g.compute_capability)
+            for g in hardware.gpus
+        )
         return found, names
-    why = hardware.nvml_error or "NVML reported no devices"
+    why = hardware.nvml_error or _("NVML reported no devices")
     problems.append(
-        f"No NVIDIA GPU found ({why}), so its architecture is unknown: give it with --arch "
-        "(RTX 20: 75, RTX 30: 86, RTX 40: 89, RTX 50 / RTX PRO Blackwell: 120)."
+        _(
+            "No NVIDIA GPU found ({why}), so its architecture is unknown: give it with --arch "
+            "(RTX 20: 75, RTX 30: 86, RTX 40: 89, RTX 50 / RTX PRO Blackwell: 120)."
+        ).format(why=why)
     )
-    return (), "no GPU"
+    return (), _("no GPU")
 
 
 def _choose_toolkit(
@@ -139,19 +149,25 @@ def _choose_toolkit(
     if choice == "system" or (choice == "auto" and can_build):
         if system is None:
             problems.append(
-                "No CUDA toolkit found (nvcc under CUDA_PATH, on PATH or in "
-                "/usr/local/cuda): leave out --toolkit system to use pip's."
+                _(
+                    "No CUDA toolkit found (nvcc under CUDA_PATH, on PATH or in "
+                    "/usr/local/cuda): leave out --toolkit system to use pip's."
+                )
             )
         elif not can_build:
             problems.append(
-                f"CUDA {system.version} at {system.root} cannot build for "
-                f"compute {', '.join(archs)}: update it, or use --toolkit pip."
+                _(
+                    "CUDA {version} at {root} cannot build for "
+                    "compute {archs}: update it, or use --toolkit pip."
+                ).format(version=system.version, root=system.root, archs=", ".join(archs))
             )
         return "system"
     if choice == "auto" and system is not None:
         notes.append(
-            f"CUDA {system.version} at {system.root} cannot build for compute "
-            f"{', '.join(archs)}: using NVIDIA's pip packages instead."
+            _(
+                "CUDA {version} at {root} cannot build for compute "
+                "{archs}: using NVIDIA's pip packages instead."
+            ).format(version=system.version, root=system.root, archs=", ".join(archs))
         )
     _check_pip_toolkit(archs, hardware, problems)
     return "pip"
@@ -161,16 +177,24 @@ def _check_pip_toolkit(archs: tuple[str, ...], hardware: Hardware, problems: lis
     old = [a for a in archs if int(a) < toolkit.PIP_MIN_ARCH]
     if old:
         problems.append(
-            f"Compute {', '.join(old)} is older than CUDA 13 supports (7.5, RTX 20): pip has "
-            "no CUDA 12 compiler, so install the CUDA 12 toolkit and use --toolkit system."
+            _(
+                "Compute {archs} is older than CUDA 13 supports (7.5, RTX 20): pip has "
+                "no CUDA 12 compiler, so install the CUDA 12 toolkit and use --toolkit system."
+            ).format(archs=", ".join(old))
         )
     driver = hardware.cuda_driver_version
     if driver and toolkit.major(driver) < 13:
         problems.append(
-            f"The NVIDIA driver {hardware.driver_version} supports CUDA {driver}; pip's CUDA "
-            f"compiler is CUDA {toolkit.PIP_CUDA_VERSION}, which needs a driver of the 580 "
-            "series or newer. Update the driver, or install the CUDA 12 toolkit and use "
-            "--toolkit system (pip's CUDA 12 packages have no compiler)."
+            _(
+                "The NVIDIA driver {driver_version} supports CUDA {driver}; pip's CUDA "
+                "compiler is CUDA {pip_cuda}, which needs a driver of the 580 "
+                "series or newer. Update the driver, or install the CUDA 12 toolkit and use "
+                "--toolkit system (pip's CUDA 12 packages have no compiler)."
+            ).format(
+                driver_version=hardware.driver_version,
+                driver=driver,
+                pip_cuda=toolkit.PIP_CUDA_VERSION,
+            )
         )
 
 
@@ -180,8 +204,10 @@ def _build_and_check(plan: InstallPlan) -> list[Step]:
     keep_deps = ("--no-deps",) if plan.target.installed else ()
     pip = (plan.target.python, "-m", "pip", "install", "--verbose", "--force-reinstall")
     build = (*pip, *keep_deps, "--no-cache-dir", "--no-binary", DISTRIBUTION, plan.requirement)
-    what = f"CUDA, compute {', '.join(plan.archs) or '?'}"
+    title = _("Build {distribution} (CUDA, compute {archs})").format(
+        distribution=DISTRIBUTION, archs=", ".join(plan.archs) or "?"
+    )
     return [
-        Step("build", f"Build {DISTRIBUTION} ({what})", build, plan.env),
-        Step("check", "Check that it loads and offloads to the GPU", (plan.target.python,)),
+        Step("build", title, build, plan.env),
+        Step("check", _("Check that it loads and offloads to the GPU"), (plan.target.python,)),
     ]

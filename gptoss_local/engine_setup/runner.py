@@ -19,6 +19,7 @@ from typing import IO, Any
 from gptoss_local.engine_setup import check
 from gptoss_local.engine_setup.spec import InstallPlan, Step
 from gptoss_local.hardware.machine import Hardware
+from gptoss_local.i18n import _
 
 _NINJA = re.compile(r"^\s*\[(\d+)/(\d+)\]")
 
@@ -117,7 +118,7 @@ def _run_step(
             bufsize=1,
         )
     except OSError as exc:
-        lines.append(f"could not start {argv[0]}: {exc}")
+        lines.append(_("could not start {program}: {error}").format(program=argv[0], error=exc))
         log.write(lines[-1] + "\n")
         return 127, lines
     for line in process.stdout:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from gptoss_local.i18n import _
+
 Which = Callable[[str], "str | None"]
 Run = Callable[[list[str]], str]  # a command's output; raises OSError or CalledProcessError
 
@@ -147,14 +149,14 @@ def compiler_problem(windows: bool, which: Which) -> str | None:
     if windows:
         if which("cl"):
             return None
-        return (
+        return _(
             "No C++ compiler: cl.exe (MSVC) is not on PATH. Install Visual Studio Build Tools "
             "with the 'Desktop development with C++' workload, then run this from an "
             "'x64 Native Tools Command Prompt'."
         )
     if (which("g++") or which("c++")) and (which("gcc") or which("cc")):
         return None
-    return (
+    return _(
         "No C++ compiler: gcc/g++ not found. Install one: Debian/Ubuntu `sudo apt install "
         "build-essential`; Fedora `sudo dnf install gcc-c++`; Arch `sudo pacman -S base-devel`."
     )

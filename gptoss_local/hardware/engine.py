@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from gptoss_local.backends.llama_native import lib, route_logs
+from gptoss_local.i18n import _
 
 DISTRIBUTION = "llama-cpp-python"
 REQUIREMENT = "llama-cpp-python>=0.3.36,<0.4"
@@ -33,15 +34,17 @@ def engine_status() -> EngineStatus:
     try:
         installed_version = version(DISTRIBUTION)
     except PackageNotFoundError:
-        return EngineStatus(False, None, None, (), f"{DISTRIBUTION} is not installed")
+        error = _("{distribution} is not installed").format(distribution=DISTRIBUTION)
+        return EngineStatus(False, None, None, (), error)
     try:
         llama = lib()  # the pip CUDA runtime's libraries are loaded first, where there are some
         route_logs(None)  # the first call initialises CUDA, which logs; keep that off the terminal
         offload = bool(llama.llama_supports_gpu_offload())
         info = llama.llama_print_system_info().decode(errors="replace")
     except Exception as exc:  # a broken native library raises OSError, RuntimeError, ...
-        return EngineStatus(
-            True, installed_version, None, (), f"{DISTRIBUTION} failed to load: {exc}"
+        error = _("{distribution} failed to load: {error}").format(
+            distribution=DISTRIBUTION, error=exc
         )
+        return EngineStatus(True, installed_version, None, (), error)
     backends = tuple(part.split(":")[0].strip() for part in info.split("|") if ":" in part)
     return EngineStatus(True, installed_version, offload, tuple(dict.fromkeys(backends)))

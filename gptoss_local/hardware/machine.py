@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gptoss_local import paths
+from gptoss_local.i18n import N_, _, translate
 
 # NVML brand codes (nvmlBrandType_t) that matter for choosing a model.
 _BRAND_NAMES = {
@@ -29,11 +30,11 @@ _NVML_CLOCK_MEM = 2
 
 # Why NVML could not start, by NVML error code, in words a user can act on.
 _NVML_REASONS = {
-    12: "no NVIDIA driver is installed: the NVML library was not found",
-    9: "the NVIDIA driver is installed but not loaded",
-    4: "no permission to query the NVIDIA driver",
-    2: "the NVIDIA driver rejected the query",
-    999: "the NVIDIA driver reported an unknown error",
+    12: N_("no NVIDIA driver is installed: the NVML library was not found"),
+    9: N_("the NVIDIA driver is installed but not loaded"),
+    4: N_("no permission to query the NVIDIA driver"),
+    2: N_("the NVIDIA driver rejected the query"),
+    999: N_("the NVIDIA driver reported an unknown error"),
 }
 
 
@@ -146,7 +147,9 @@ def _probe_gpus(
                 gpus.append(_probe_gpu(nvml, index))
             except Exception as exc:
                 problems.append(
-                    f"GPU {index} could not be read and is left out: {_nvml_reason(exc)}"
+                    _("GPU {index} could not be read and is left out: {reason}").format(
+                        index=index, reason=_nvml_reason(exc)
+                    )
                 )
         return gpus, versions, None, problems
     except Exception as exc:
@@ -195,8 +198,8 @@ def _cuda_version(nvml: Any) -> str | None:
 def _nvml_reason(exc: Exception) -> str:
     code = getattr(exc, "value", None)
     if code in _NVML_REASONS:
-        return _NVML_REASONS[code]
-    return f"NVML failed: {exc or type(exc).__name__}"
+        return translate(_NVML_REASONS[code])
+    return _("NVML failed: {error}").format(error=exc or type(exc).__name__)
 
 
 def _quietly(function: Any, *args: Any) -> Any:

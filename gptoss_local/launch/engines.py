@@ -14,6 +14,7 @@ from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.backends.openai_client import OpenAIClientBackend
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
+from gptoss_local.i18n import _
 from gptoss_local.kinds import TRAITS, BackendName, Traits
 from gptoss_local.launch.runner import choose_model, load_planned, ollama_opener
 from gptoss_local.plan.planner import Plan
@@ -93,7 +94,7 @@ def _llama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
 
 def _ollama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
     if plan.model is None:
-        raise WishError("no model fits this machine:\n" + "\n".join(plan.warnings))
+        raise WishError(_("no model fits this machine:") + "\n" + "\n".join(plan.warnings))
     tag = catalog.model(plan.model).ollama_tag
     opener: Opener = ollama_opener(tag, plan.context)
     return Ready(tag, opener, GenerationSettings(effort=wishes.effort), plan.warnings)
@@ -103,21 +104,23 @@ def _openai_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
     url, key = wishes.base_url, wishes.api_key
     if not url:
         raise WishError(
-            "--backend openai needs the chat server's address: --base-url URL (or "
-            "OPENAI_BASE_URL), e.g. http://192.168.1.20:8080/v1 for another PC's "
-            "`gptoss-local serve`"
+            _(
+                "--backend openai needs the chat server's address: --base-url URL (or "
+                "OPENAI_BASE_URL), e.g. http://192.168.1.20:8080/v1 for another PC's "
+                "`gptoss-local serve`"
+            )
         )
     problem = server_url_problem(url, wishes.allow_http)
     if problem:
-        raise WishError(f"--base-url {url}: {problem}")
+        raise WishError(_("--base-url {url}: {problem}").format(url=url, problem=problem))
     model = wishes.model if "model" in wishes.given else None  # the settings' is a local one
 
     def open_client(progress: LoadProgress) -> Backend:
-        progress(0.0, f"connecting to {url}")
+        progress(0.0, _("connecting to {url}").format(url=url))
         return OpenAIClientBackend(url, model, key)
 
     return Ready(
-        model or "the server's model", open_client, GenerationSettings(effort=wishes.effort)
+        model or _("the server's model"), open_client, GenerationSettings(effort=wishes.effort)
     )
 
 
@@ -125,8 +128,10 @@ def _pull_from_server(
     spec: ModelSpec, catalog: Catalog, options: PullOptions, progress: ProgressFn, notice: Notice
 ) -> Pulled:
     raise WishError(
-        "the openai backend chats with a server's own model: there is nothing to pull here "
-        "(pull on the server)"
+        _(
+            "the openai backend chats with a server's own model: there is nothing to pull here "
+            "(pull on the server)"
+        )
     )
 
 
@@ -134,28 +139,33 @@ def _pull_into_models_folder(
     spec: ModelSpec, catalog: Catalog, options: PullOptions, progress: ProgressFn, notice: Notice
 ) -> Pulled:
     result = pull_model(spec, catalog, options, progress, notice)
-    notes = [f"{o.name}: {o.how} from {o.source}" for o in result.files if o.how != "present"]
-    return Pulled(str(result.path), (*notes, f"{spec.name} is ready and verified:"))
+    notes = [
+        _("{file}: {how} from {source}").format(file=o.name, how=o.how, source=o.source)
+        for o in result.files
+        if o.how != "present"
+    ]
+    ready = _("{model} is ready and verified:").format(model=spec.name)
+    return Pulled(str(result.path), (*notes, ready))
 
 
 def _pull_into_ollama(
     spec: ModelSpec, catalog: Catalog, options: PullOptions, progress: ProgressFn, notice: Notice
 ) -> Pulled:
     if options.source:
-        raise WishError("--source applies to the models folder, not the Ollama backend")
+        raise WishError(_("--source applies to the models folder, not the Ollama backend"))
     tag, offline = spec.ollama_tag, offline_reason(options.offline, options.env)
     daemon = OllamaDaemon(notice)
     try:
         client = client_for(daemon.ensure())
         if offline and has_tag(client, tag):
-            notice(f"offline mode is on ({offline}): {tag} is in Ollama already and is not "
-                   "checked for a newer version")  # fmt: skip
+            notice(_("offline mode is on ({reason}): {tag} is in Ollama already and is not "
+                     "checked for a newer version").format(reason=offline, tag=tag))  # fmt: skip
         else:
-            notice(f"pulling {tag} into Ollama at {daemon.url}")
+            notice(_("pulling {tag} into Ollama at {url}").format(tag=tag, url=daemon.url))
             pull_tag(client, tag, progress, offline=options.offline)
     finally:
         daemon.stop()
-    return Pulled(tag, (f"{tag} is ready in Ollama:",))
+    return Pulled(tag, (_("{tag} is ready in Ollama:").format(tag=tag),))
 
 
 ENGINES: dict[BackendName, Engine] = {

@@ -17,6 +17,7 @@ from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
 from gptoss_local.hardware.machine import probe
+from gptoss_local.i18n import _
 from gptoss_local.launch.file_spec import spec_for_file
 from gptoss_local.plan.planner import Plan, plan
 from gptoss_local.plan.wishes import Wishes
@@ -39,15 +40,17 @@ def choose_model(cat: Catalog, model_path: Path | None, plan: Plan | None) -> Mo
         return ModelChoice(spec_for_file(model_path, cat), model_path)
     if plan is None or plan.model is None:
         warnings = plan.warnings if plan else ()
-        raise WishError("no model fits this machine:\n" + "\n".join(warnings))
+        raise WishError(_("no model fits this machine:") + "\n" + "\n".join(warnings))
     spec = cat.model(plan.model)
     path = paths.models_dir() / spec.entry_file.name
     if not path.is_file():
         alias = (spec.aliases or (spec.name,))[0]
         raise WishError(
-            f"{spec.name} is not downloaded: {path} does not exist. Download it with "
-            f"`gptoss-local pull {alias}`, adopt a copy you have with `gptoss-local import FILE`, "
-            "or pass --model-path FILE."
+            _(
+                "{model} is not downloaded: {path} does not exist. Download it with "
+                "`gptoss-local pull {alias}`, adopt a copy you have with "
+                "`gptoss-local import FILE`, or pass --model-path FILE."
+            ).format(model=spec.name, path=path, alias=alias)
         )
     return ModelChoice(spec, path)
 
@@ -83,7 +86,9 @@ def _plan_that_fits_now(cat: Catalog, spec: ModelSpec) -> str | None:
     if not fresh.fits:
         return None
     flags = f"--cpu-moe {fresh.cpu_moe_layers} --context {fresh.context}"
-    return f"With the memory free now this would fit: {flags} (`gptoss-local doctor {flags}`)."
+    return _(
+        "With the memory free now this would fit: {flags} (`gptoss-local doctor {flags}`)."
+    ).format(flags=flags)
 
 
 def ollama_opener(tag: str, context: int) -> Callable[[LoadProgress], OllamaBackend]:
@@ -96,9 +101,10 @@ def ollama_opener(tag: str, context: int) -> Callable[[LoadProgress], OllamaBack
             progress(0.0, text)
 
         def pulled(p: Progress) -> None:
-            progress(p.done / p.total if p.total else 0.0, f"Ollama is downloading {tag}")
+            what = _("Ollama is downloading {tag}").format(tag=tag)
+            progress(p.done / p.total if p.total else 0.0, what)
 
-        notice("starting Ollama")
+        notice(_("starting Ollama"))
         backend = OllamaBackend(OllamaDaemon(notice), tag, context=context)
         if not backend.has_model():
             backend.pull(progress=pulled)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from gptoss_local.catalog import Catalog
 from gptoss_local.doctor import text as doctor_text
 from gptoss_local.hardware.machine import Hardware
+from gptoss_local.i18n import _, ngettext
 from gptoss_local.kinds import TRAITS
 from gptoss_local.launch.preparation import Weights
 from gptoss_local.plan.planner import Plan
@@ -35,48 +36,78 @@ def weights_lines(weights: Weights | None, plan: Plan) -> list[str]:
     """What is on disk, what a download needs, and where it comes from."""
     if weights is None:
         if not TRAITS[plan.backend].uses_models_folder and plan.model:
-            return ["Ollama keeps its own copy of the weights; if it has none, it downloads "
-                    "them when the model is first loaded."]  # fmt: skip
+            return [_("Ollama keeps its own copy of the weights; if it has none, it downloads "
+                      "them when the model is first loaded.")]  # fmt: skip
         return []
     spec = weights.spec
     size = size_text(spec.total_bytes)
     if weights.present:
-        return [f"{spec.name}: {size}, downloaded ({weights.path})"]
-    lines = [f"{spec.name}: {size}, to download into {weights.path.parent}"]
+        return [
+            _("{model}: {size}, downloaded ({path})").format(
+                model=spec.name, size=size, path=weights.path
+            )
+        ]
+    lines = [
+        _("{model}: {size}, to download into {folder}").format(
+            model=spec.name, size=size, folder=weights.path.parent
+        )
+    ]
     if weights.on_disk:
         lines.append(
-            f"{size_text(weights.on_disk)} is here from an earlier download: it resumes from "
-            f"there, {size_text(weights.missing)} to go"
+            _(
+                "{here} is here from an earlier download: it resumes from there, {left} to go"
+            ).format(here=size_text(weights.on_disk), left=size_text(weights.missing))
         )
-    free = f"{size_text(weights.free_disk)} free on that disk"
-    if weights.free_disk < weights.missing:
-        free += f" — not enough: free up {size_text(weights.missing - weights.free_disk)}"
-    lines.append(free)
-    lines.append(f"from {', then '.join(weights.sources)}; sha256-checked, resumable")
+    free = (
+        _("{free} free on that disk — not enough: free up {more}")
+        if weights.free_disk < weights.missing
+        else _("{free} free on that disk")
+    )
+    more = size_text(max(0, weights.missing - weights.free_disk))
+    lines.append(free.format(free=size_text(weights.free_disk), more=more))
+    sources = _(", then ").join(weights.sources)
+    lines.append(_("from {sources}; sha256-checked, resumable").format(sources=sources))
     return lines
 
 
 def download_line(progress: Progress) -> str:
     """'3.1 GiB of 12.8 GiB · 84.2 MiB/s · 1 min 58 s left' (or what the phase is)."""
+    done, total = size_text(progress.done), size_text(progress.total)
     if progress.phase != "download":
-        verb = {"check": "checking what is here", "verify": "verifying", "copy": "copying"}
-        return f"{verb.get(progress.phase, progress.phase)}: {size_text(progress.done)} of " \
-            f"{size_text(progress.total)}"  # fmt: skip
-    line = f"{size_text(progress.done)} of {size_text(progress.total)}"
-    if progress.speed > 0:
-        left = (progress.total - progress.done) / progress.speed
-        line += f" · {size_text(progress.speed)}/s · {duration(left)} left"
-    return line
+        lines = {
+            "check": _("checking what is here: {done} of {total}"),
+            "verify": _("verifying: {done} of {total}"),
+            "copy": _("copying: {done} of {total}"),
+        }
+        line = lines.get(progress.phase)
+        if line is None:  # a phase without words of its own
+            return f"{progress.phase}: {done} of {total}"
+        return line.format(done=done, total=total)
+    if progress.speed <= 0:
+        return _("{done} of {total}").format(done=done, total=total)
+    left = (progress.total - progress.done) / progress.speed
+    return _("{done} of {total} · {speed}/s · {left} left").format(
+        done=done, total=total, speed=size_text(progress.speed), left=duration(left)
+    )
 
 
 def model_options(catalog: Catalog, plan_model: str | None) -> list[tuple[str, str]]:
     """The model choices: the planner's, then every model of the manifest."""
-    auto = f"planner's choice ({plan_model})" if plan_model else "planner's choice (none fits)"
+    auto = (
+        _("planner's choice ({model})").format(model=plan_model)
+        if plan_model
+        else _("planner's choice (none fits)")
+    )
     return [(auto, "auto")] + [(m.name, m.name) for m in catalog.models]
 
 
 def context_options(planned: int, context_max: int) -> list[tuple[str, int]]:
     """Context sizes up to the model's limit, the planner's first."""
-    return [(f"planner's choice ({planned:,} tokens)", 0)] + [
-        (f"{n:,} tokens", n) for n in CONTEXTS if n <= context_max
+    auto = ngettext(
+        "planner's choice ({n:,} token)", "planner's choice ({n:,} tokens)", planned
+    ).format(n=planned)
+    return [(auto, 0)] + [
+        (ngettext("{n:,} token", "{n:,} tokens", n).format(n=n), n)
+        for n in CONTEXTS
+        if n <= context_max
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gptoss_local.i18n import _
 from gptoss_local.store.gguf_check import GgufInfo
 from gptoss_local.store.gguf_stream import Problem
 
@@ -61,15 +62,19 @@ def read_hparams(info: GgufInfo) -> Hparams:
     kv_heads = keys.count("attention.head_count_kv", default=heads)
     if heads % kv_heads:
         raise Problem(
-            f"is damaged: {ARCH}.attention.head_count ({heads}) is not a multiple of "
-            f"{ARCH}.attention.head_count_kv ({kv_heads})"
+            _(
+                "is damaged: {arch}.attention.head_count ({heads}) is not a multiple of "
+                "{arch}.attention.head_count_kv ({kv_heads})"
+            ).format(arch=ARCH, heads=heads, kv_heads=kv_heads)
         )
     head_dim = keys.count("attention.key_length", default=hidden // heads)
     for other in ("attention.value_length", "rope.dimension_count"):
         if keys.count(other, default=head_dim) != head_dim:
             raise Problem(
-                f"is damaged: {ARCH}.{other} is {keys.count(other)}, but "
-                f"{ARCH}.attention.key_length is {head_dim}; gpt-oss needs them equal"
+                _(
+                    "is damaged: {arch}.{other} is {value}, but "
+                    "{arch}.attention.key_length is {head_dim}; gpt-oss needs them equal"
+                ).format(arch=ARCH, other=other, value=keys.count(other), head_dim=head_dim)
             )
     experts = keys.count("expert_count", high=MAX_EXPERTS)
     used = keys.count("expert_used_count", high=experts)
@@ -94,8 +99,10 @@ def read_hparams(info: GgufInfo) -> Hparams:
 
 def _lacks(key: str) -> Problem:
     return Problem(
-        f"is marked as gpt-oss but lacks {key}: it is not a complete gpt-oss model "
-        "(a damaged or a different file)"
+        _(
+            "is marked as gpt-oss but lacks {key}: it is not a complete gpt-oss model "
+            "(a damaged or a different file)"
+        ).format(key=key)
     )
 
 
@@ -109,8 +116,12 @@ class _Keys:
         return self.info.value_types.get(key)
 
     def _wrong_type(self, key: str, wanted: str) -> Problem:
-        found = _TYPE_NAMES.get(self._type(key) or 0, "unknown type")
-        return Problem(f"is damaged: {key} has type {found}, but llama.cpp reads a {wanted}")
+        found = _TYPE_NAMES.get(self._type(key) or 0, _("unknown type"))
+        return Problem(
+            _("is damaged: {key} has type {found}, but llama.cpp reads a {wanted}").format(
+                key=key, found=found, wanted=wanted
+            )
+        )
 
     def count(self, name: str, *, default: int | None = None, high: int = 2**32 - 1) -> int:
         """A uint32 from 1 to `high` (or one per layer, all equal); `default` if absent."""
@@ -127,20 +138,27 @@ class _Keys:
         else:
             value = int(self.info.metadata.get(key, 0))
         if not 1 <= value <= high:
-            limit = f"from 1 to {high:,}" if high < 2**32 - 1 else "at least 1"
-            raise Problem(f"is damaged: {key} is {value:,}; it must be {limit}")
+            if high < 2**32 - 1:
+                message = _("is damaged: {key} is {value:,}; it must be from 1 to {high:,}")
+            else:
+                message = _("is damaged: {key} is {value:,}; it must be at least 1")
+            raise Problem(message.format(key=key, value=value, high=high))
         return value
 
     def _per_layer(self, key: str) -> int:
         values = self.info.arrays.get(key, ())
         if self.info.array_types[key] not in PER_LAYER_TYPES or len(values) != self.layers:
             raise Problem(
-                f"is damaged: {key} is an array of {self.info.array_lengths[key]:,} values; "
-                f"llama.cpp reads one integer, or one per layer ({self.layers})"
+                _(
+                    "is damaged: {key} is an array of {count:,} values; "
+                    "llama.cpp reads one integer, or one per layer ({layers})"
+                ).format(key=key, count=self.info.array_lengths[key], layers=self.layers)
             )
         if len(set(values)) != 1:
             raise Problem(
-                f"is not loadable: {key} differs between layers; gpt-oss has one value for all"
+                _(
+                    "is not loadable: {key} differs between layers; gpt-oss has one value for all"
+                ).format(key=key)
             )
         return int(values[0])
 
@@ -158,8 +176,13 @@ class _Keys:
             raise self._wrong_type(key, "float32")
         value = float(self.info.metadata.get(key, math.nan))
         if not math.isfinite(value) or value < low or (value == low and not inclusive):
-            bound = f"{low:g} or more" if inclusive else f"more than {low:g}"
-            raise Problem(f"is damaged: {key} is {value}; it must be a number of {bound}")
+            if inclusive:
+                message = _("is damaged: {key} is {value}; it must be a number of {low:g} or more")
+            else:
+                message = _(
+                    "is damaged: {key} is {value}; it must be a number of more than {low:g}"
+                )
+            raise Problem(message.format(key=key, value=value, low=low))
 
     def choice(self, name: str, allowed: tuple[str, ...]) -> None:
         """Checks an optional string key against the values llama.cpp knows."""
@@ -168,4 +191,8 @@ class _Keys:
             return
         value = self.info.metadata.get(key)
         if self._type(key) != STRING or value not in allowed:
-            raise Problem(f"is damaged: {key} is {value!r}; llama.cpp knows {', '.join(allowed)}")
+            raise Problem(
+                _("is damaged: {key} is {value!r}; llama.cpp knows {allowed}").format(
+                    key=key, value=value, allowed=", ".join(allowed)
+                )
+            )

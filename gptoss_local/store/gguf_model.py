@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from gptoss_local.i18n import _, ngettext
 from gptoss_local.store.ggml_types import F32, NOT_WEIGHT_TYPES, type_name
 from gptoss_local.store.gguf_check import GgufError, GgufInfo, check_gguf
 from gptoss_local.store.gguf_hparams import Hparams, read_hparams
@@ -119,36 +120,59 @@ def _check_tensors(info: GgufInfo, expected: Expected, hp: Hparams, vocab: int) 
         spec = allowed.get(t.name)
         if spec is None:
             raise Problem(
-                f"is damaged: it holds a tensor {show(t.name)}, which is not part of a "
-                f"{hp.layers}-layer gpt-oss model (llama.cpp refuses extra tensors)"
+                _(
+                    "is damaged: it holds a tensor {name}, which is not part of a "
+                    "{layers}-layer gpt-oss model (llama.cpp refuses extra tensors)"
+                ).format(name=show(t.name), layers=hp.layers)
             )
         shape, f32_only = spec
         if _padded(t.dims) != _padded(shape):
             raise Problem(
-                f"is damaged: tensor {show(t.name)} has shape {list(t.dims)}, but the file's "
-                f"metadata ({_summary(hp, vocab)}) needs {list(shape)}"
+                _(
+                    "is damaged: tensor {name} has shape {shape}, but the file's "
+                    "metadata ({summary}) needs {needed}"
+                ).format(
+                    name=show(t.name),
+                    shape=list(t.dims),
+                    summary=_summary(hp, vocab),
+                    needed=list(shape),
+                )
             )
         _check_type(t.name, t.ggml_type, f32_only)
     present = _names(info)
     missing = [name for name in expected if name not in present]
     if missing:
-        raise Problem(
-            f"is not a complete gpt-oss model: it lacks tensor {show(missing[0])}"
-            + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
-            + f" (its metadata says {hp.layers} layers); download it again"
-        )
+        more = len(missing) - 1
+        if more:
+            message = ngettext(
+                "is not a complete gpt-oss model: it lacks tensor {name} and {n} more "
+                "(its metadata says {layers} layers); download it again",
+                "is not a complete gpt-oss model: it lacks tensor {name} and {n} more "
+                "(its metadata says {layers} layers); download it again",
+                more,
+            )
+        else:
+            message = _(
+                "is not a complete gpt-oss model: it lacks tensor {name} "
+                "(its metadata says {layers} layers); download it again"
+            )
+        raise Problem(message.format(name=show(missing[0]), n=more, layers=hp.layers))
 
 
 def _check_type(name: str, ggml_type: int, f32_only: bool) -> None:
     if f32_only and ggml_type != F32:
         raise Problem(
-            f"is not loadable: tensor {show(name)} is {type_name(ggml_type)}, but llama.cpp "
-            "needs F32 for norms, biases and attention sinks"
+            _(
+                "is not loadable: tensor {name} is {type}, but llama.cpp "
+                "needs F32 for norms, biases and attention sinks"
+            ).format(name=show(name), type=type_name(ggml_type))
         )
     if ggml_type in NOT_WEIGHT_TYPES:
         raise Problem(
-            f"is not loadable: tensor {show(name)} is {type_name(ggml_type)}, a type llama.cpp "
-            "cannot compute with (it would crash); the file is damaged"
+            _(
+                "is not loadable: tensor {name} is {type}, a type llama.cpp "
+                "cannot compute with (it would crash); the file is damaged"
+            ).format(name=show(name), type=type_name(ggml_type))
         )
 
 
@@ -158,9 +182,17 @@ def _padded(dims: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _summary(hp: Hparams, vocab: int) -> str:
-    return (
-        f"width {hp.hidden}, {hp.heads} heads of {hp.head_dim}, {hp.kv_heads} KV heads, "
-        f"{hp.experts} experts of {hp.expert_ff}, {vocab:,} tokens"
+    return _(
+        "width {hidden}, {heads} heads of {head_dim}, {kv_heads} KV heads, "
+        "{experts} experts of {expert_ff}, {vocab:,} tokens"
+    ).format(
+        hidden=hp.hidden,
+        heads=hp.heads,
+        head_dim=hp.head_dim,
+        kv_heads=hp.kv_heads,
+        experts=hp.experts,
+        expert_ff=hp.expert_ff,
+        vocab=vocab,
     )
 
 
@@ -168,25 +200,35 @@ def _check_vocab(info: GgufInfo) -> int:
     """Checks the tokenizer keys; returns the vocabulary size."""
     model = info.metadata.get("tokenizer.ggml.model")
     if model is None:
-        raise Problem("is not a complete gpt-oss model: it has no tokenizer.ggml.model key")
+        raise Problem(_("is not a complete gpt-oss model: it has no tokenizer.ggml.model key"))
     if model != TOKENIZER:
         raise Problem(
-            f"is not loadable: its tokenizer is {show(str(model))}, but gpt-oss uses '{TOKENIZER}'"
+            _("is not loadable: its tokenizer is {found}, but gpt-oss uses '{tokenizer}'").format(
+                found=show(str(model)), tokenizer=TOKENIZER
+            )
         )
     for key in ("tokenizer.ggml.tokens", "tokenizer.ggml.merges"):
         if info.array_types.get(key) != STRING_ARRAY:
-            raise Problem(f"is not a complete gpt-oss model: it has no {key} list of strings")
+            raise Problem(
+                _("is not a complete gpt-oss model: it has no {key} list of strings").format(
+                    key=key
+                )
+            )
     vocab = info.array_lengths["tokenizer.ggml.tokens"]
     types = info.array_lengths.get("tokenizer.ggml.token_type")
     if types is not None and (
         types != vocab or info.array_types.get("tokenizer.ggml.token_type") != INT32
     ):
         raise Problem(
-            f"is damaged: tokenizer.ggml.token_type has {types:,} entries for {vocab:,} tokens"
+            _(
+                "is damaged: tokenizer.ggml.token_type has {types:,} entries for {vocab:,} tokens"
+            ).format(types=types, vocab=vocab)
         )
     for key, value in info.metadata.items():
         if _SPECIAL_ID.fullmatch(key) and isinstance(value, int) and value >= vocab:
             raise Problem(
-                f"is damaged: {key} is {value:,}, but the vocabulary has {vocab:,} tokens"
+                _("is damaged: {key} is {value:,}, but the vocabulary has {vocab:,} tokens").format(
+                    key=key, value=value, vocab=vocab
+                )
             )
     return vocab
