@@ -34,6 +34,8 @@ from gptoss_local.events import (
 RESERVED_TOOL_NAMES: frozenset[str] = frozenset({"python", "browser"})
 # The built-ins gptoss-local can offer. The browser needs the internet: never offered.
 BUILTIN_TOOL_NAMES: frozenset[str] = frozenset({"python"})
+# The namespace of function tools; tools may also come in namespaces of their own.
+FUNCTIONS = "functions"
 # Where a call is written, and so where its answer goes back.
 CALL_CHANNELS = ("analysis", "commentary")
 Role = Literal["user", "assistant", "tool"]
@@ -54,16 +56,39 @@ def _check_name(name: str, what: str) -> None:
         raise ValueError(f"{what} name {name!r} must be an identifier ([A-Za-z_][A-Za-z0-9_]*)")
 
 
+def _check_namespace(namespace: str) -> None:
+    """Refuse a namespace that is not an identifier or is a built-in tool's."""
+    _check_name(namespace, "namespace")
+    if namespace.lower() in RESERVED_TOOL_NAMES:
+        raise ValueError(f"namespace {namespace!r} collides with gpt-oss's built-in "
+                         f"{namespace.lower()!r} tool")  # fmt: skip
+
+
+def split_recipient(recipient: str) -> tuple[str, str]:
+    """The namespace and the tool's name of a call's recipient (``multi_agent.spawn`` ->
+    ``("multi_agent", "spawn")``); a bare name is a function's."""
+    namespace, dot, name = recipient.partition(".")
+    return (namespace, name) if dot else (FUNCTIONS, recipient)
+
+
 @dataclass(frozen=True)
 class Tool:
-    """A function the model may call; `parameters` is a JSON schema of its argument object."""
+    """A function the model may call; `parameters` is a JSON schema of its argument object.
+
+    `namespace`: where the model finds it (``functions``, or a namespace of its own, which
+    the model calls as ``NAMESPACE.NAME``); `namespace_description` describes that namespace
+    (the first tool of a namespace that has one gives it).
+    """
 
     name: str
     description: str = ""
     parameters: dict[str, Any] | None = None
+    namespace: str = FUNCTIONS
+    namespace_description: str = ""
 
     def __post_init__(self) -> None:
         _check_name(self.name, "tool")
+        _check_namespace(self.namespace)
         if self.name.lower() in RESERVED_TOOL_NAMES:
             raise ValueError(
                 f"tool name {self.name!r} collides with gpt-oss's built-in "
@@ -89,14 +114,17 @@ class BuiltinTool:
 class ToolCallRecord:
     """A tool call the assistant made earlier; `arguments` as a dict or the raw JSON text
     (for ``python``, the code as text or ``{"code": ...}``). `channel`: where it was written,
-    which is also where its answer goes."""
+    which is also where its answer goes; `namespace`: the called tool's (a built-in's is
+    ``functions`` too, and not written)."""
 
     name: str
     arguments: dict[str, Any] | str = field(default_factory=dict)
     channel: str = "commentary"
+    namespace: str = FUNCTIONS
 
     def __post_init__(self) -> None:
         _check_name(self.name, "tool call")
+        _check_namespace(self.namespace)
         if self.channel not in CALL_CHANNELS:
             raise ValueError(
                 f"a tool call's channel must be analysis or commentary, not {self.channel!r}"
@@ -181,8 +209,10 @@ def call_record(call: ToolCall) -> ToolCallRecord | None:
     goes back where function calls belong.
     """
     channel = call.channel if call.channel in CALL_CHANNELS else "commentary"
+    namespace, name = split_recipient(call.name)
     try:
-        return ToolCallRecord(call.name, call.raw if call.error else call.arguments, channel)
+        arguments = call.raw if call.error else call.arguments
+        return ToolCallRecord(name, arguments, channel, namespace)
     except ValueError:
         return None
 

@@ -37,7 +37,8 @@ class PreambleDelta:
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A complete request to call a tool: a function (``functions.NAME``) or a built-in.
+    """A complete request to call a tool: a function (``functions.NAME``, `name` NAME), a
+    tool of another namespace (`name` ``NAMESPACE.NAME``) or a built-in.
 
     `arguments` is the parsed JSON object; when parsing failed it is empty, `error` says why
     and `raw` keeps the text the model wrote so it can be shown or sent back. The built-in

@@ -2,8 +2,9 @@
 
 The model is random, so replies are steered (engine_helpers.steered): it thinks "The user says
 hi" and answers "Hello there"; with tools offered, and no tool result yet, it calls the first
-tool with {"city": "Tokyo"}. A user message starting with "free" is not steered (the seed
-test), and one starting with "slow" never stops and is slowed down (the cancel tests).
+tool (in its namespace) with {"city": "Tokyo"}. A user message starting with "free" is not
+steered (the seed test), and one starting with "slow" never stops and is slowed down (the
+cancel tests).
 `serve_process` runs the command itself instead, for what only a process shows (its log on
 stderr, signals, the listening socket's backlog).
 """
@@ -34,7 +35,7 @@ from gptoss_local.serve.service import Service
 
 CALL_GRAMMAR = (
     'root ::= <|channel|> "analysis" <|message|> "Need the weather" <|end|> '
-    '<|start|> "assistant" <|channel|> "commentary to=functions.NAME" <|message|> '
+    '<|start|> "assistant" <|channel|> "commentary to=RECIPIENT" <|message|> '
     '"{\\"city\\": \\"Tokyo\\"}"'
 )
 SLOW_SECONDS = 0.01  # per event of a "slow" reply
@@ -80,8 +81,9 @@ class Steering:
         if last.role == "user" and last.content.startswith("slow"):
             return LlamaOptions(logit_bias=never_stop(self.backend))
         if conversation.tools and last.role != "tool":
-            name = conversation.tools[0].name
-            return replace(self._call, grammar=CALL_GRAMMAR.replace("NAME", name))
+            tool = conversation.tools[0]
+            recipient = f"{tool.namespace}.{tool.name}"
+            return replace(self._call, grammar=CALL_GRAMMAR.replace("RECIPIENT", recipient))
         return self._reply
 
     def _recorded(self, reply: Reply, slow: bool) -> Generator[Event, None, Stats]:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from gptoss_local.conversation import Conversation
+from gptoss_local.conversation import FUNCTIONS, Conversation
 from gptoss_local.errors import UserError
 from gptoss_local.events import Event
 from gptoss_local.kinds import EFFORTS, Effort
@@ -89,6 +89,8 @@ class Capabilities:
             (an engine that cannot evaluate without answering says False and does nothing).
         parallel: How many replies it decodes at once; more wait for their turn.
         tools: It offers the conversation's function tools and reports their calls.
+        namespaces: It offers tools of namespaces other than `functions` as such (Harmony's
+            namespaces, which only an engine that renders the prompt itself can write).
         builtin_tools: It offers gpt-oss's built-in tools (python) as the model knows them.
         response_format: It holds the answer to a `ResponseFormat`.
         attachments: It gives the model the files attached to messages.
@@ -99,6 +101,7 @@ class Capabilities:
     prefill: bool = False
     parallel: int = 1
     tools: bool = False
+    namespaces: bool = False
     builtin_tools: bool = False
     response_format: bool = False
     attachments: bool = False
@@ -215,6 +218,8 @@ def check_request(capabilities: Capabilities, request: ReplyRequest, engine: str
     c, conversation = capabilities, request.conversation
     wanted = (
         ("tools", "offer function tools", bool(conversation.tools) and not c.tools),
+        ("tools", "offer tools in namespaces of their own",
+         any(t.namespace != FUNCTIONS for t in conversation.tools) and not c.namespaces),
         ("builtin_tools", "offer built-in tools (python)",
          bool(conversation.builtin_tools) and not c.builtin_tools),
         ("response_format", "hold a reply to a response format",

@@ -79,7 +79,7 @@ class LlamaCppBackend:
     """
 
     capabilities = Capabilities(
-        prefill=True, tools=True, builtin_tools=True, keep_conversations=True
+        prefill=True, tools=True, namespaces=True, builtin_tools=True, keep_conversations=True
     )
 
     def __init__(

@@ -11,7 +11,14 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Sequence
 
-from gptoss_local.conversation import BUILTIN_TOOL_NAMES, BuiltinTool, Message, Tool, ToolCallRecord
+from gptoss_local.conversation import (
+    BUILTIN_TOOL_NAMES,
+    FUNCTIONS,
+    BuiltinTool,
+    Message,
+    Tool,
+    ToolCallRecord,
+)
 from gptoss_local.harmony import schema
 from gptoss_local.harmony.neutralise import neutralise
 from gptoss_local.kinds import EFFORTS
@@ -56,9 +63,9 @@ def render_prompt(
     if effort not in EFFORTS:
         raise ValueError(f"effort must be one of {', '.join(EFFORTS)}; got {effort!r}")
     tools = tuple(tools)
-    names = [tool.name for tool in tools]
+    names = [_recipient(tool.namespace, tool.name) for tool in tools]
     if len(set(names)) != len(names):
-        raise ValueError(f"tool names must be unique; got {names}")
+        raise ValueError(f"tool names must be unique in their namespace; got {names}")
     builtins = tuple(builtin_tools)
     if len({b.name for b in builtins}) != len(builtins):
         raise ValueError("each built-in tool may be offered once")
@@ -69,7 +76,8 @@ def render_prompt(
         raise ValueError(f"a {attached.role} message has attachments ({files}): gpt-oss's "
                          "prompt cannot hold files yet")  # fmt: skip
     date = current_date or dt.date.today()
-    system = _system_body(effort, date, knowledge_cutoff, bool(tools), builtins)
+    functions = any(tool.namespace == FUNCTIONS for tool in tools)
+    system = _system_body(effort, date, knowledge_cutoff, functions, builtins)
     parts = [_message("system", system)]
     if instructions or tools:
         parts.append(_message("developer", _developer_body(instructions, tools)))
@@ -104,13 +112,22 @@ def _system_body(
 def _developer_body(instructions: str | None, tools: Sequence[Tool]) -> str:
     sections = ["# Instructions", instructions] if instructions else []
     if tools:
-        lines = ["# Tools", "", "## functions", "", "namespace functions {", ""]
-        for tool in tools:
-            lines += [f"// {line}" for line in schema.lines(tool.description)]
-            lines += [f"type {tool.name} = {schema.signature(tool.parameters)};", ""]
-        lines.append("} // namespace functions")
-        sections.append("\n".join(lines))
+        # openai-harmony keeps namespaces in a map ordered by name.
+        spaces = sorted({tool.namespace for tool in tools})
+        found = [_namespace(space, [t for t in tools if t.namespace == space]) for space in spaces]
+        sections.append("# Tools\n\n" + "\n\n".join(found))
     return "\n\n".join(sections)
+
+
+def _namespace(name: str, tools: Sequence[Tool]) -> str:
+    described = next((t.namespace_description for t in tools if t.namespace_description), "")
+    lines = [f"## {name}", "", *(f"// {line}" for line in described.splitlines())]
+    lines += [f"namespace {name} {{", ""]
+    for tool in tools:
+        lines += [f"// {line}" for line in schema.lines(tool.description)]
+        lines += [f"type {tool.name} = {schema.signature(tool.parameters)};", ""]
+    lines.append(f"}} // namespace {name}")
+    return "\n".join(lines)
 
 
 def _history(messages: list[Message], keep_past_calls: bool) -> list[str]:
@@ -134,7 +151,7 @@ def _render(messages: Sequence[Message], *, keep_reasoning: bool, keep_calls: bo
         elif msg.role == "tool":
             call = _answered_call(msg, unanswered)
             if keep_calls:
-                author = _author(call.name)
+                author = _author(call)
                 header = f"{author} to=assistant<|channel|>{call.channel}"
                 out.append(_message(header, msg.content))
         else:
@@ -165,9 +182,13 @@ def _answered_call(msg: Message, unanswered: list[ToolCallRecord]) -> ToolCallRe
     return ToolCallRecord(name, channel="analysis" if name in BUILTIN_TOOL_NAMES else "commentary")
 
 
-def _author(name: str) -> str:
-    # Built-ins are addressed by their bare name, functions within their namespace.
-    return name if name in BUILTIN_TOOL_NAMES else f"functions.{name}"
+def _author(call: ToolCallRecord) -> str:
+    # Built-ins are addressed by their bare name, other tools within their namespace.
+    return call.name if call.name in BUILTIN_TOOL_NAMES else _recipient(call.namespace, call.name)
+
+
+def _recipient(namespace: str, name: str) -> str:
+    return f"{namespace}.{name}"
 
 
 def _call(call: ToolCallRecord) -> str:
@@ -181,5 +202,6 @@ def _call(call: ToolCallRecord) -> str:
         header = f"assistant to={call.name}<|channel|>{call.channel} code"
     else:
         text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-        header = f"assistant to=functions.{call.name}<|channel|>{call.channel} <|constrain|>json"
+        to = _recipient(call.namespace, call.name)
+        header = f"assistant to={to}<|channel|>{call.channel} <|constrain|>json"
     return _message(header, text, end="<|call|>")

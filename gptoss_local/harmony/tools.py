@@ -3,15 +3,41 @@
 `run --tools FILE` and the server's `tools` parameter both take this shape: the Chat
 Completions form `{"type": "function", "function": {"name", "description", "parameters"}}` or
 the flat form of the Responses API and of a tools file, `{"name", "description", "parameters"}`.
+The Responses API also groups function tools in namespaces (`namespace_tools`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from gptoss_local.conversation import Tool
 from gptoss_local.harmony.render import render_prompt
 from gptoss_local.harmony.schema import check
+
+
+def namespace_tools(item: dict[str, Any], index: int) -> list[Tool]:
+    """The function tools of a namespace, `{"type": "namespace", "name", "description",
+    "tools": [function tools]}`, which the model calls as ``NAME.TOOL``.
+
+    Raises:
+        ValueError: no name, a name that is not an identifier (or a built-in's), no tools,
+            or a tool `function_tool` refuses.
+    """
+    name, description = item.get("name"), item.get("description") or ""
+    inside = item.get("tools")
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise ValueError(f'namespace tool {index} needs a "name" and a text "description"')
+    if not isinstance(inside, list) or not inside:
+        raise ValueError(f'namespace {name!r} needs "tools", an array of function tools')
+    tools = []
+    for place, spec in enumerate(inside):
+        tool = function_tool(spec, place)
+        try:
+            tools.append(replace(tool, namespace=name, namespace_description=description))
+        except ValueError as exc:
+            raise ValueError(f"namespace {name!r} cannot be offered: {exc}") from None
+    return tools
 
 
 def function_tool(item: Any, index: int) -> Tool:

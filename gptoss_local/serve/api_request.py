@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-from gptoss_local.conversation import Conversation, Message, ToolCallRecord
+from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.harmony import render_prompt
 from gptoss_local.serve import fields
 from gptoss_local.serve.errors import bad_request
@@ -32,6 +32,7 @@ class ApiRequest:
     stops: tuple[str, ...] = ()
     stream: bool = False
     include_usage: bool = False
+    carry_reasoning: bool = False
 
 
 class RequestReader(ABC):
@@ -73,7 +74,7 @@ class RequestReader(ABC):
         messages, instructions = self.history(body, limits)
         effort = fields.effort(self.effort(body), self.effort_param, defaults.effort)
         settings = fields.sampling(body, replace(defaults, effort=effort), self.max_keys)
-        conversation = Conversation(tuple(messages), instructions, fields.tools(body))
+        conversation = Conversation(tuple(messages), instructions, self.tools(body))
         include_usage = self.include_usage(body)
         return ApiRequest(
             model=model,
@@ -81,6 +82,7 @@ class RequestReader(ABC):
             stops=fields.stops(body.data.get("stop")),
             stream=body.flag("stream"),
             include_usage=include_usage,
+            carry_reasoning=self.carry_reasoning(body),
         )
 
     @abstractmethod
@@ -98,6 +100,14 @@ class RequestReader(ABC):
     @abstractmethod
     def include_usage(self, body: Body) -> bool:
         """Whether a streamed reply ends with the token counts."""
+
+    def tools(self, body: Body) -> tuple[Tool, ...]:
+        """The tools offered (function tools, in either API's form)."""
+        return fields.tools(body)
+
+    def carry_reasoning(self, body: Body) -> bool:
+        """Whether the reply hands its reasoning to the client to send back (`carried`)."""
+        return False
 
 
 def checked(conversation: Conversation, param: str, limits: Limits) -> Conversation:

@@ -3,6 +3,7 @@ names the field."""
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from dataclasses import replace
@@ -10,12 +11,16 @@ from typing import Any
 
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.conversation import Tool
-from gptoss_local.harmony.tools import function_tool
+from gptoss_local.harmony.tools import function_tool, namespace_tools
 from gptoss_local.kinds import EFFORTS, Effort
 from gptoss_local.serve.errors import ApiError, bad_request
 from gptoss_local.serve.limits import check_stops, check_tools
 
 MAX_STOPS = 16
+# Tools that need the internet: a client that offers them (Codex offers web_search by default)
+# is answered without them, and the server's log says so.
+OFFLINE_DROPPED = frozenset({"web_search", "web_search_preview"})
+log = logging.getLogger("gptoss_local.serve")
 
 
 class Body:
@@ -115,14 +120,27 @@ def sampling(
     )
 
 
-def tools(body: Body) -> tuple[Tool, ...]:
+def tools(body: Body, responses: bool = False) -> tuple[Tool, ...]:
     """The function tools offered, unless `tool_choice` is "none"; a tool choice the model
-    cannot be held to ("required", one named function) is refused rather than ignored."""
-    offered, items = [], body.items("tools") or []
+    cannot be held to ("required", one named function) is refused rather than ignored.
+
+    `responses`: the Responses API's kinds are read too: tools grouped in namespaces, and web
+    search, which is left out with a line in the log (nothing here reaches the internet).
+    """
+    offered: list[Tool] = []
+    items = body.items("tools") or []
     check_tools(items)  # before each is checked and rendered
     for index, item in enumerate(items):
+        kind = item.get("type") if isinstance(item, dict) else None
+        if responses and kind in OFFLINE_DROPPED:
+            log.warning("tools[%d] (%s) left out: this server does not reach the internet",
+                        index, kind)  # fmt: skip
+            continue
         try:
-            offered.append(function_tool(item, index))
+            if responses and kind == "namespace":
+                offered += namespace_tools(item, index)
+            else:
+                offered.append(function_tool(item, index))
         except ValueError as exc:
             raise bad_request(str(exc), f"tools[{index}]") from None
     choice = body.data.get("tool_choice")

@@ -1,5 +1,10 @@
 """A reply in the Responses API shape: output items (reasoning, message, function_call) in the
-order the model wrote them, as one `response` object or as its stream of typed events."""
+order the model wrote them, as one `response` object or as its stream of typed events.
+
+A call to a tool of a namespace is a `function_call` with the tool's `name` and its
+`namespace` (as OpenAI sends them; Codex refuses a dotted name). When the request's `include`
+asks for `reasoning.encrypted_content`, each reasoning item carries its text there too
+(`carried`), for the client to send back."""
 
 from __future__ import annotations
 
@@ -8,9 +13,10 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gptoss_local.backends.base import Stats
-from gptoss_local.conversation import AssistantDraft, DraftPart
+from gptoss_local.conversation import FUNCTIONS, AssistantDraft, DraftPart, Tool, split_recipient
 from gptoss_local.events import TEXT_EVENTS, Event, ToolCall
 from gptoss_local.serve.api_request import ApiRequest
+from gptoss_local.serve.carried import seal
 from gptoss_local.serve.chat_reply import new_id
 from gptoss_local.serve.generation import Generation
 
@@ -55,8 +61,7 @@ class ResponsesReply:
             "incomplete_details": details, "instructions": c.instructions,
             "max_output_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
             "reasoning": {"effort": s.effort, "summary": None}, "tool_choice": "auto",
-            "tools": [{"type": "function", "name": t.name, "description": t.description,
-                       "parameters": t.parameters, "strict": False} for t in c.tools],
+            "tools": tools_as_given(c.tools),
             "parallel_tool_calls": False, "store": False, "text": {"format": {"type": "text"}},
             "metadata": {},
         }  # fmt: skip
@@ -118,6 +123,8 @@ class ResponsesReply:
             return
         at, part = len(self.output), item["content"][0]
         item["status"] = "completed"
+        if item["type"] == "reasoning" and self.asked.carry_reasoning:
+            item["encrypted_content"] = seal(part["text"])
         done = "reasoning_text" if item["type"] == "reasoning" else "output_text"
         extra: dict[str, Any] = {} if item["type"] == "reasoning" else {"logprobs": []}
         yield self._event(f"response.{done}.done", item_id=item["id"], output_index=at,
@@ -129,8 +136,11 @@ class ResponsesReply:
 
     def _call(self, call: ToolCall) -> Iterator[StreamEvent]:
         at, arguments = len(self.output), call.raw or "{}"
+        namespace, name = split_recipient(call.name)
         item = {"id": new_id("fc_"), "type": "function_call", "call_id": new_id("call_"),
-                "name": call.name, "arguments": "", "status": "in_progress"}  # fmt: skip
+                "name": name, "arguments": "", "status": "in_progress"}  # fmt: skip
+        if namespace != FUNCTIONS:
+            item["namespace"] = namespace
         yield self._event("response.output_item.added", output_index=at, item=dict(item))
         yield self._event("response.function_call_arguments.delta", item_id=item["id"],
                           output_index=at, delta=arguments)  # fmt: skip
@@ -144,6 +154,24 @@ class ResponsesReply:
         event = {"type": kind, "sequence_number": self._sequence, **fields}
         self._sequence += 1
         return event
+
+
+def tools_as_given(tools: Iterable[Tool]) -> list[dict[str, Any]]:
+    """The tools as the request gave them: functions, and namespaces holding theirs."""
+    out: list[dict[str, Any]] = []
+    spaces: dict[str, dict[str, Any]] = {}
+    for t in tools:
+        function = {"type": "function", "name": t.name, "description": t.description,
+                    "parameters": t.parameters, "strict": False}  # fmt: skip
+        if t.namespace == FUNCTIONS:
+            out.append(function)
+            continue
+        if t.namespace not in spaces:
+            spaces[t.namespace] = {"type": "namespace", "name": t.namespace,
+                                   "description": t.namespace_description, "tools": []}  # fmt: skip
+            out.append(spaces[t.namespace])
+        spaces[t.namespace]["tools"].append(function)
+    return out
 
 
 def _copy(item: dict[str, Any]) -> dict[str, Any]:

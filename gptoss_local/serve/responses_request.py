@@ -3,7 +3,14 @@
 `input` is a string (one user message) or a list of items: messages (system and developer
 ones become the instructions, with `instructions`), `reasoning`, `function_call` and
 `function_call_output` items. A reasoning item, the assistant text after it and the function
-calls after that form one Harmony assistant message, as the model wrote them.
+calls after that form one Harmony assistant message, as the model wrote them; a reasoning
+item's `encrypted_content`, when this server wrote it (`carried`), holds its chain of thought.
+A call with a `namespace` goes back to the tool of that namespace.
+
+What clients that keep no state send besides (Codex CLI: `store: false`, `include`,
+`parallel_tool_calls`, `prompt_cache_key`, `client_metadata`, `reasoning.summary`, ids on
+input items) is accepted: none of it changes the answer. The llama.cpp engine finds a
+conversation's cache by its prompt, so `prompt_cache_key` adds nothing there.
 """
 
 from __future__ import annotations
@@ -12,12 +19,19 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from gptoss_local.conversation import Message, ToolCallRecord
+from gptoss_local.conversation import FUNCTIONS, Message, Tool, ToolCallRecord
+from gptoss_local.serve import fields
 from gptoss_local.serve.api_request import RequestReader
+from gptoss_local.serve.carried import unseal
 from gptoss_local.serve.chat_request import text_of
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.fields import Body
 from gptoss_local.serve.limits import Limits
+
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
+# `include` values that ask for what this server cannot give.
+NOT_INCLUDED = {"message.output_text.logprobs": "logprobs are not available"}
+SUMMARIES = ("auto", "concise", "detailed", "none")
 
 
 class ResponsesReader(RequestReader):
@@ -36,6 +50,17 @@ class ResponsesReader(RequestReader):
         if wanted != "text":
             raise bad_request(f"text.format {wanted!r} is not supported: only text",
                               "text.format", "unsupported_value")  # fmt: skip
+        for key in ("store", "parallel_tool_calls"):
+            body.flag(key)
+        body.text("prompt_cache_key")
+        body.mapping("client_metadata")
+        summary = (body.mapping("reasoning") or {}).get("summary")
+        if summary is not None and summary not in SUMMARIES:
+            raise bad_request(f"reasoning.summary must be one of {', '.join(SUMMARIES)}",
+                              "reasoning.summary")  # fmt: skip
+        for value in self._include(body):
+            if value in NOT_INCLUDED:
+                raise bad_request(NOT_INCLUDED[value], "include", "unsupported_value")
 
     def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
         raw = body.data.get("input")
@@ -52,6 +77,19 @@ class ResponsesReader(RequestReader):
     def include_usage(self, body: Body) -> bool:
         return True
 
+    def tools(self, body: Body) -> tuple[Tool, ...]:
+        return fields.tools(body, responses=True)
+
+    def carry_reasoning(self, body: Body) -> bool:
+        return ENCRYPTED_REASONING in self._include(body)
+
+    @staticmethod
+    def _include(body: Body) -> list[str]:
+        found = body.items("include") or []
+        if not all(isinstance(value, str) for value in found):
+            raise bad_request("include must be an array of strings", "include")
+        return found
+
 
 @dataclass
 class _Assistant:
@@ -67,7 +105,7 @@ class _History:
         self.messages: list[Message] = []
         self.instructions: list[str] = []
         self._open: _Assistant | None = None
-        self._calls: dict[str, str] = {}  # call_id -> function name
+        self._calls: dict[str, str] = {}  # call_id -> the tool's name
 
     def read(self, raw: Any) -> None:
         if isinstance(raw, str):
@@ -90,16 +128,20 @@ class _History:
         if kind == "message":
             self._message(item, where)
         elif kind == "reasoning":
+            carried = unseal(item.get("encrypted_content"))
             parts = item.get("content") or item.get("summary") or []
             group = self._group(after_text=True)
-            group.reasoning += text_of(parts, where)
+            group.reasoning += text_of(parts, where) if carried is None else carried
         elif kind == "function_call":
             name, arguments = item.get("name"), item.get("arguments") or "{}"
-            if not isinstance(name, str):
-                raise bad_request("a function_call needs a name", f"{where}.name")
+            namespace = item.get("namespace") or FUNCTIONS
+            if not isinstance(name, str) or not isinstance(namespace, str):
+                raise bad_request("a function_call needs a name (and a namespace, text)",
+                                  f"{where}.name")  # fmt: skip
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments, ensure_ascii=False)
-            self._group(after_text=False).calls.append(ToolCallRecord(name, arguments))
+            call = ToolCallRecord(name, arguments, namespace=namespace)
+            self._group(after_text=False).calls.append(call)
             self._calls[str(item.get("call_id"))] = name
         elif kind == "function_call_output":
             self._close()
@@ -111,7 +153,8 @@ class _History:
             raise bad_request(f"input items of type {kind!r} are not supported", f"{where}.type")
 
     def _message(self, item: dict[str, Any], where: str) -> None:
-        role, text = item.get("role"), text_of(item.get("content"), where)
+        content = item.get("content")
+        role, text = item.get("role"), "" if content is None else text_of(content, where)
         if role in ("system", "developer"):
             self.instructions.append(text)
         elif role == "user":

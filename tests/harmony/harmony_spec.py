@@ -46,9 +46,15 @@ def preamble(
         developer = oh.DeveloperContent.new()
         if instructions:
             developer = developer.with_instructions(instructions)
-        if tools:
-            described = [oh.ToolDescription.new(t.name, t.description, t.parameters) for t in tools]
-            developer = developer.with_function_tools(described)
+        for space in dict.fromkeys(t.namespace for t in tools):
+            inside = [t for t in tools if t.namespace == space]
+            described = [
+                oh.ToolDescription.new(t.name, t.description, t.parameters) for t in inside
+            ]
+            about = next((t.namespace_description for t in inside if t.namespace_description), "")
+            about = about or None
+            config = oh.ToolNamespaceConfig(name=space, description=about, tools=described)
+            developer = developer.with_tools(config)
         out.append(oh.Message.from_role_and_content(oh.Role.DEVELOPER, developer))
     return out
 
@@ -73,7 +79,8 @@ def history(messages: Sequence[Message], keep_past_tool_calls: bool = False) -> 
             builtin = name in BUILTIN_TOOL_NAMES
             channel = found[0].channel if found else ("analysis" if builtin else "commentary")
             if keep_calls:
-                out.append(_tool_result(name, msg.content, channel))
+                space = found[0].namespace if found else "functions"
+                out.append(_tool_result(name, msg.content, channel, space))
         else:
             out += _assistant(msg, current, keep_calls)
             waiting += msg.tool_calls
@@ -104,12 +111,14 @@ def _call(call: ToolCallRecord) -> oh.Message:
         msg = _on_channel(text, call.channel).with_recipient(call.name)
         return msg.with_content_type("code")
     text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-    msg = _on_channel(text, call.channel).with_recipient(f"functions.{call.name}")
+    msg = _on_channel(text, call.channel).with_recipient(f"{call.namespace}.{call.name}")
     return msg.with_content_type("<|constrain|>json")
 
 
-def _tool_result(name: str, text: str, channel: str = "commentary") -> oh.Message:
-    author_name = name if name in BUILTIN_TOOL_NAMES else f"functions.{name}"
+def _tool_result(
+    name: str, text: str, channel: str = "commentary", namespace: str = "functions"
+) -> oh.Message:
+    author_name = name if name in BUILTIN_TOOL_NAMES else f"{namespace}.{name}"
     author = oh.Author.new(oh.Role.TOOL, author_name)
     msg = oh.Message.from_author_and_content(author, text).with_recipient("assistant")
     return msg.with_channel(channel)

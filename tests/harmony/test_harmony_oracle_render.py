@@ -167,3 +167,30 @@ def test_openai_harmony_keeps_old_analysis_while_a_chain_runs(oracle: Any) -> No
     dropped = "<|start|>assistant<|channel|>analysis<|message|>r1<|end|>"
     assert dropped in theirs and "r2" in ours
     assert theirs.replace(dropped, "") == ours
+
+
+TEXT_ARGUMENT = {"type": "object", "properties": {"id": {"type": "string"}}}
+NAMESPACED = [
+    Tool("run", "Runs a command.", TEXT_ARGUMENT),
+    Tool("stop_helper", "Stops a helper.", TEXT_ARGUMENT,
+         namespace="helpers", namespace_description="Helpers that work beside you.\nTwo lines."),
+    Tool("list_helpers", "", None, namespace="helpers"),
+    Tool("note", "Writes a note.", None, namespace="aaa_notes"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("tools", [NAMESPACED, NAMESPACED[1:], NAMESPACED[3:]],
+                         ids=["with-functions", "without-functions", "undescribed"])  # fmt: skip
+def test_namespaces_render_as_openai_harmony_renders_them(oracle: Any, tools: list[Tool]) -> None:
+    """Tools of other namespaces than `functions`, ordered by namespace as openai-harmony
+    orders them; the system message names `functions` only when it holds tools."""
+    check(oracle, HELLO, tools=tools, instructions="Be brief.", current_date=DATE)
+    call = ToolCallRecord("stop_helper", '{"id": "7"}', namespace="helpers")
+    chain = [
+        Message("user", "stop it"),
+        Message("assistant", reasoning="Stop helper 7.", tool_calls=(call,)),
+        Message("tool", "stopped", tool_name="stop_helper"),
+    ]
+    check(oracle, chain, tools=tools, current_date=DATE)
+    check(oracle, [*chain, Message("assistant", "Done."), Message("user", "and?")], tools=tools,
+          current_date=DATE, keep_past_tool_calls=True)  # fmt: skip
