@@ -31,6 +31,7 @@ HANDLERS = {
     "chat": "gptoss_local.commands.chat:run_chat",
     "tools": "gptoss_local.commands.tools:run_tools",
     "serve": "gptoss_local.commands.serve:run_serve",
+    "codex": "gptoss_local.commands.codex:run_codex",
     "engine": "gptoss_local.commands.engine:run_engine",
 }
 
@@ -98,6 +99,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_wish_arguments(serve, backend=False)
     arguments.serve_arguments(serve)
+    codex = commands.add_parser(
+        "codex",
+        help=_("run OpenAI's Codex CLI on the local model"),
+        description=_(
+            "Run Codex CLI (npm i -g @openai/codex) on the local model: uses the gptoss-local "
+            "serve running on --port, or loads the planned model (with at least a 32k context "
+            "where memory allows) and serves it while Codex runs; gives Codex a profile of its "
+            "own ($CODEX_HOME/gptoss-local.config.toml). Arguments after the options go to Codex: "
+            'gptoss-local codex exec "explain this repository"'
+        ),
+    )
+    _add_wish_arguments(codex, backend=False)
+    arguments.codex_arguments(codex)
     _add_store_commands(commands)
     arguments.chats_arguments(
         commands.add_parser(
@@ -186,6 +200,18 @@ def _add_store_commands(commands: argparse._SubParsersAction) -> None:
     )
 
 
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """The command line; `codex` passes what follows its own options on to Codex."""
+    parser = build_parser()
+    if argv[:1] != ["codex"]:
+        return parser.parse_args(argv)
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    ours, passed_on = arguments.split_passed_on(commands.choices["codex"], argv[1:])
+    args = parser.parse_args(["codex", *ours])
+    args.codex_args = passed_on
+    return args
+
+
 def _add_wish_arguments(parser: argparse.ArgumentParser, backend: bool = True) -> None:
     parser.add_argument(
         "--model", help=_("20b, 120b or a full model name (default: the planner's choice)")
@@ -206,7 +232,7 @@ def _add_wish_arguments(parser: argparse.ArgumentParser, backend: bool = True) -
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
-    args = build_parser().parse_args(argv)
+    args = _parse(list(sys.argv[1:] if argv is None else argv))
     if args.command is None:
         build_parser().print_help()
         return 0

@@ -9,7 +9,8 @@ from, and the events an `AssistantDraft` folds into the assistant's message).
 
 Names of tools and calls must be plain identifiers, and a function may not take the name of
 one of gpt-oss's built-in tools: the model addresses tools by these names (``to=functions.NAME``),
-whichever engine renders the prompt.
+whichever engine renders the prompt. A tool takes a JSON object (`parameters`) or, freeform,
+raw text (`text_input`: Codex's ``apply_patch`` takes a patch).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ BUILTIN_TOOL_NAMES: frozenset[str] = frozenset({"python"})
 FUNCTIONS = "functions"
 # Where a call is written, and so where its answer goes back.
 CALL_CHANNELS = ("analysis", "commentary")
+# What a freeform tool's text may be: any text, or text in a grammar of one of these languages.
+TEXT_SYNTAXES = ("text", "lark", "regex")
 Role = Literal["user", "assistant", "tool"]
 _ROLES = ("user", "assistant", "tool")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -72,8 +75,31 @@ def split_recipient(recipient: str) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
+class TextInput:
+    """What a freeform tool takes: raw text, not a JSON object. `syntax`: "text" (any text),
+    or the language of the grammar `definition` ("lark", "regex") the text should follow.
+
+    The grammar is shown to the model, not enforced while it writes: the tool checks its input
+    (Codex checks a patch itself and tells the model what is wrong).
+    """
+
+    syntax: str = "text"
+    definition: str = ""
+
+    def __post_init__(self) -> None:
+        if self.syntax not in TEXT_SYNTAXES:
+            known = ", ".join(TEXT_SYNTAXES)
+            raise ValueError(f"a tool's text syntax must be one of {known}, not {self.syntax!r}")
+        if self.syntax != "text" and not self.definition:
+            raise ValueError(f"a {self.syntax} grammar needs its definition")
+        if self.syntax == "text" and self.definition:
+            raise ValueError("plain text input has no grammar definition")
+
+
+@dataclass(frozen=True)
 class Tool:
-    """A function the model may call; `parameters` is a JSON schema of its argument object.
+    """A function the model may call; `parameters` is a JSON schema of its argument object,
+    or, for a freeform tool, `text_input` says what text it takes (and it has no parameters).
 
     `namespace`: where the model finds it (``functions``, or a namespace of its own, which
     the model calls as ``NAMESPACE.NAME``); `namespace_description` describes that namespace
@@ -85,10 +111,13 @@ class Tool:
     parameters: dict[str, Any] | None = None
     namespace: str = FUNCTIONS
     namespace_description: str = ""
+    text_input: TextInput | None = None
 
     def __post_init__(self) -> None:
         _check_name(self.name, "tool")
         _check_namespace(self.namespace)
+        if self.text_input is not None and self.parameters is not None:
+            raise ValueError(f"tool {self.name!r} takes text, so it has no parameters")
         if self.name.lower() in RESERVED_TOOL_NAMES:
             raise ValueError(
                 f"tool name {self.name!r} collides with gpt-oss's built-in "

@@ -133,11 +133,13 @@ def running_server(
     cors: tuple[str, ...] = (),
     max_waiting: int = 64,
     sequences: int = 1,
+    context: int = 2048,
+    steer: type[Steering] = Steering,
 ) -> Iterator[Running]:
     """The tiny model served on 127.0.0.1 and a free port until the block ends, decoding
-    `sequences` replies together."""
-    with open_tiny(gguf, sequences=sequences) as backend:
-        steering = Steering(backend)
+    `sequences` replies together, steered by `steer`."""
+    with open_tiny(gguf, sequences=sequences, context=context) as backend:
+        steering = steer(backend)
         names = ("gpt-oss-tiny", "tiny")
         service = Service(backend, names, GenerationSettings(), max_waiting, stream=steering)
         server = make_server(service, Guard("127.0.0.1", 0, api_key, cors))

@@ -181,3 +181,28 @@ def test_unknown_model_is_a_key_error_listing_choices() -> None:
 def test_experts_in_ram_beside_a_gpu_load_into_pinned_memory(cards, load_mode) -> None:
     p = plan(machine(cards, 32, 26), catalog.load())
     assert LoadSettings.from_plan(p).load_mode == load_mode
+
+
+def test_least_context_an_agent_needs_is_kept_where_memory_allows() -> None:
+    hw = machine(["3060"], 32, 26)
+    default = plan(hw, catalog.load())
+    agent = plan(hw, catalog.load(), Wishes(min_context=32_768))
+    assert default.context < 32_768 <= agent.context and agent.fits
+    assert agent.cpu_moe_layers >= default.cpu_moe_layers
+    assert any("32,768 tokens or more" in r for r in agent.reasons)
+    roomy = machine(["4090"], 64, 56)  # already more: the same placement
+    same = plan(roomy, catalog.load(), Wishes(min_context=32_768))
+    assert replace(same, reasons=()) == replace(plan(roomy, catalog.load()), reasons=())
+
+
+def test_least_context_that_does_not_fit_falls_back_with_a_warning() -> None:
+    spec = catalog.load().model("gpt-oss-20b")
+    need = {ctx: memory.estimate(spec, memory.Placement(0, 0, ctx, "f16")).ram
+            for ctx in (16_384, 32_768)}  # fmt: skip
+    between = (need[16_384] + need[32_768]) / 2
+    total_gib = 64
+    hw = machine([], total_gib, (between + ram_reserve(machine([], total_gib, 1))) / GIB)
+    p = plan(hw, catalog.load(), Wishes(min_context=32_768))
+    assert p.fits and p.context == 16_384
+    assert any("32,768 tokens does not fit" in w for w in p.warnings)
+    assert not any("tokens or more" in r for r in p.reasons)

@@ -91,6 +91,9 @@ class Capabilities:
         tools: It offers the conversation's function tools and reports their calls.
         namespaces: It offers tools of namespaces other than `functions` as such (Harmony's
             namespaces, which only an engine that renders the prompt itself can write).
+        freeform_tools: It offers freeform tools (`Tool.text_input`: raw text, not a JSON
+            object), which only an engine that renders the prompt itself can describe; an
+            engine that takes JSON-schema functions only would offer them as something else.
         builtin_tools: It offers gpt-oss's built-in tools (python) as the model knows them.
         response_format: It holds the answer to a `ResponseFormat`.
         attachments: It gives the model the files attached to messages.
@@ -102,6 +105,7 @@ class Capabilities:
     parallel: int = 1
     tools: bool = False
     namespaces: bool = False
+    freeform_tools: bool = False
     builtin_tools: bool = False
     response_format: bool = False
     attachments: bool = False
@@ -220,6 +224,8 @@ def check_request(capabilities: Capabilities, request: ReplyRequest, engine: str
         ("tools", "offer function tools", bool(conversation.tools) and not c.tools),
         ("tools", "offer tools in namespaces of their own",
          any(t.namespace != FUNCTIONS for t in conversation.tools) and not c.namespaces),
+        ("tools", "offer freeform tools (raw text input, not JSON)",
+         any(t.text_input is not None for t in conversation.tools) and not c.freeform_tools),
         ("builtin_tools", "offer built-in tools (python)",
          bool(conversation.builtin_tools) and not c.builtin_tools),
         ("response_format", "hold a reply to a response format",

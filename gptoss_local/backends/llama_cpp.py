@@ -79,8 +79,9 @@ class LlamaCppBackend:
     """
 
     capabilities = Capabilities(
-        prefill=True, tools=True, namespaces=True, builtin_tools=True, keep_conversations=True
-    )
+        prefill=True, tools=True, namespaces=True, freeform_tools=True, builtin_tools=True,
+        keep_conversations=True,
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -191,14 +192,17 @@ class LlamaCppBackend:
     ) -> Generator[Event, None, Stats]:
         started = time.perf_counter()
         settings = request.settings
-        prompt = render_prompt(list(request.conversation.messages), **_harmony_options(request))
+        messages = request.conversation.messages
+        prompt = render_prompt(list(messages), **_harmony_options(request))
+        turn_start = bool(messages) and messages[-1].role == "user"
         context_size = self.settings.context
         if self._parallel is not None:
             try:
                 tokens = self._fitting(self._tokenize(prompt, True, cancel, context_size))
             except TokenizeCancelled:
                 return Stats(stop_reason="cancelled", context_size=context_size)
-            decoding = Request(tokens, settings, options, cancel or threading.Event())
+            decoding = Request(tokens, settings, options, cancel or threading.Event(),
+                               turn_start=turn_start)  # fmt: skip
             return (yield from self._parallel.stream(decoding))
         with self._lock:  # every native call of a reply, tokenizing included, holds it
             self._check_open()
@@ -213,7 +217,8 @@ class LlamaCppBackend:
                 self._native.vocab, settings, options, self._native.context
             )
             try:
-                return (yield from loop.run(tokens, sampler, settings.max_tokens, started))
+                return (yield from loop.run(tokens, sampler, settings.max_tokens, started,
+                                            turn_start))  # fmt: skip
             finally:
                 self._samplers.release(sampler)
 

@@ -47,6 +47,7 @@ class Request:
     started: float = field(default_factory=time.perf_counter)
     out: queue.SimpleQueue[Any] = field(default_factory=queue.SimpleQueue)
     gone: threading.Event = field(default_factory=threading.Event)  # its reader stopped
+    turn_start: bool = False  # the prompt ends with the user's message (`prompt_done`)
 
     def cancelled(self) -> bool:
         return self.cancel.is_set() or self.gone.is_set()
@@ -280,7 +281,7 @@ class ParallelDecoder:
         request, progress, sampler = slot.request, slot.progress, slot.sampler
         assert request is not None and progress is not None and sampler is not None
         if progress.prefill_done is None:
-            slot.cache.prompt_done()
+            slot.cache.prompt_done(request.turn_start)
             progress.prompt_evaluated()
         token = sampler.sample(self._loaded.context, index)
         events, reason = progress.feed(token)

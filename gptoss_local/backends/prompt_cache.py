@@ -86,8 +86,13 @@ class PromptCache:
             self._shelve(self.shelf)
         self.clear()
 
-    def prompt_done(self) -> None:
-        """Note that a prompt ends here, and checkpoint the window layers (call after a prompt)."""
+    def prompt_done(self, turn_start: bool = False) -> None:
+        """Note that a prompt ends here, and checkpoint the window layers (call after a prompt).
+
+        `turn_start`: the prompt ends with the user's message. The next user message's prompt
+        leaves out this turn's reasoning and calls (Harmony's history rules), so it parts from
+        the cache right here: that checkpoint is kept however many tool calls follow.
+        """
         self._live.prompt_end = len(self.tokens)
         if not self._window or not self.tokens:
             return
@@ -97,8 +102,8 @@ class PromptCache:
         data = (ctypes.c_uint8 * size)()
         bindings.llama_state_seq_get_data_ext(self._context, data, size, self.sequence, flags)
         kept = [c for c in self._live.checkpoints if c.n_tokens != len(self.tokens)]
-        kept.append(Checkpoint(len(self.tokens), data))
-        self._live.checkpoints = kept[-MAX_CHECKPOINTS:]
+        kept.append(Checkpoint(len(self.tokens), data, turn_start))
+        self._live.checkpoints = _retained(kept)
 
     def _switch_conversation(self, prompt: list[int], shelf: StateShelf) -> None:
         """Unless `prompt` continues the conversation in the cache: shelve that one, and bring
@@ -151,3 +156,12 @@ class PromptCache:
         flags = bindings.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
         data = checkpoint.data
         bindings.llama_state_seq_set_data_ext(self._context, data, len(data), self.sequence, flags)
+
+
+def _retained(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
+    """The latest `MAX_CHECKPOINTS`, the latest turn start among them in place of the oldest."""
+    recent = checkpoints[-MAX_CHECKPOINTS:]
+    starts = [c for c in checkpoints if c.turn_start]
+    if starts and not any(c is starts[-1] for c in recent):
+        recent = [starts[-1], *recent[1:]]
+    return recent

@@ -23,6 +23,7 @@ class Checkpoint:
 
     n_tokens: int
     data: Any  # ctypes uint8 array
+    turn_start: bool = False  # taken after a prompt that ends with the user's message
 
 
 @dataclass

@@ -42,15 +42,21 @@ class TokenLoop:
         self._bindings = native.lib()
 
     def run(
-        self, prompt: list[int], sampler: Sampler, max_tokens: int | None, started: float
+        self,
+        prompt: list[int],
+        sampler: Sampler,
+        max_tokens: int | None,
+        started: float,
+        turn_start: bool = False,
     ) -> Generator[Event, None, Stats]:
-        """Yield the reply's events; return its stats."""
+        """Yield the reply's events; return its stats (`turn_start`: the prompt ends with the
+        user's message, see `PromptCache.prompt_done`)."""
         progress = ReplyProgress(self._pieces, self._stops, max_tokens, started)
         cached = self._cache.prepare(prompt)
         self._evaluate(prompt[cached:])
         if self._cancel.is_set():
             return self._stats(progress, prompt, cached, "cancelled")
-        self._cache.prompt_done()
+        self._cache.prompt_done(turn_start)
         progress.prompt_evaluated()
         token_array = (self._bindings.llama_token * 1)()
         batch = self._bindings.llama_batch_get_one(token_array, 1)

@@ -134,6 +134,48 @@ def serve_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+def codex_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `codex`; everything after them goes to Codex."""
+    model_source_arguments(parser, LOCAL_BACKENDS)
+    parser.add_argument(
+        "--port", type=port_number, default=8080,
+        help=_("use the gptoss-local serve on this port if one runs, else serve here while "
+            "Codex runs (default 8080; another free port if it is taken)"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--new-server", action="store_true",
+        help=_("load the model here even if a gptoss-local serve already runs"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--codex-path", type=Path, metavar="FILE",
+        help=_("Codex CLI's program (default: `codex` on the PATH)"),
+    )  # fmt: skip
+    parser.add_argument(
+        "codex_args", nargs="*", metavar="CODEX ARGS",
+        help=_("everything after gptoss-local's own options goes to Codex as it is, e.g. "
+            "--full-auto or exec \"fix the failing test\""),
+    )  # fmt: skip
+
+
+def split_passed_on(
+    parser: argparse.ArgumentParser, argv: list[str]
+) -> tuple[list[str], list[str]]:
+    """`argv` cut where `parser`'s own options end: the first word that is not one of them
+    (or `--`) and everything after it belong to the program run (Codex's options and
+    subcommands look like ours to argparse)."""
+    takes_value = {
+        flag: action.nargs != 0 for action in parser._actions for flag in action.option_strings
+    }
+    at = 0
+    while at < len(argv):
+        word = argv[at]
+        flag = word.split("=", 1)[0]
+        if word == "--" or flag not in takes_value:
+            return argv[:at], argv[at + (word == "--") :]
+        at += 1 + (takes_value[flag] and "=" not in word)
+    return argv, []
+
+
 def bench_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `bench`."""
     parser.add_argument("--model-path", type=Path, metavar="FILE",

@@ -44,8 +44,8 @@ def run_serve(args: argparse.Namespace) -> int:
     if backend.capabilities.keep_conversations:  # Ollama keeps its own caches
         backend.keep_conversations(cache_ram_bytes(args.cache_ram))
     try:
-        names = (ready.model, *_aliases(prepared.preparation.catalog, ready.model))
-        server = _listen(Service(backend, names, ready.generation, args.max_waiting), guard)
+        names = (ready.model, *model_aliases(prepared.preparation.catalog, ready.model))
+        server = listen(Service(backend, names, ready.generation, args.max_waiting), guard)
         _serve(server, ready.model, guard)
     finally:
         backend.close()
@@ -60,7 +60,7 @@ def _parallel(asked: int | None, wishes: Wishes, plan: Plan) -> Wishes:
     return wishes
 
 
-def _listen(service: Service, guard: Guard) -> ApiServer:
+def listen(service: Service, guard: Guard) -> ApiServer:
     try:
         return make_server(service, guard)
     except OSError as exc:
@@ -105,7 +105,7 @@ def _log_requests() -> None:
     logger.propagate = False
 
 
-def _aliases(catalog: Catalog, model: str) -> tuple[str, ...]:
+def model_aliases(catalog: Catalog, model: str) -> tuple[str, ...]:
     try:
         return catalog.model(model).aliases
     except UnknownModelError:  # a file of one's own, or an Ollama tag

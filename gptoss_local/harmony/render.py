@@ -3,6 +3,11 @@
 Layout follows openai/harmony's renderer (src/encoding.rs) and its test data; the output
 ends with ``<|start|>assistant`` so the model writes the next assistant turn. The messages and
 tools are `gptoss_local.conversation`'s; this module only decides how they are written.
+
+openai-harmony has no freeform tools (a tool whose input is raw text, `Tool.text_input`): one
+is written in its namespace as a function of one string, ``type NAME = (_: string) => any;``,
+after comment lines that say its input is plain text and show its grammar (shown, not
+enforced); its calls in the history are that text, without ``<|constrain|>json``.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from gptoss_local.conversation import (
     FUNCTIONS,
     BuiltinTool,
     Message,
+    TextInput,
     Tool,
     ToolCallRecord,
 )
@@ -43,7 +49,7 @@ def render_prompt(
         messages: The conversation so far (user, assistant and tool messages).
         effort: Reasoning effort, "low", "medium" or "high".
         instructions: The user's "system prompt"; goes into the developer message.
-        tools: Function tools offered to the model.
+        tools: Tools offered to the model: functions, and freeform tools (raw text input).
         current_date: Date shown to the model; today when omitted.
         knowledge_cutoff: The model's knowledge cutoff as written in the system message.
         keep_past_tool_calls: Also keep tool calls and results of finished turns (their
@@ -81,7 +87,8 @@ def render_prompt(
     parts = [_message("system", system)]
     if instructions or tools:
         parts.append(_message("developer", _developer_body(instructions, tools)))
-    parts.extend(_history(history, keep_past_tool_calls))
+    freeform = frozenset(name for name, t in zip(names, tools, strict=True) if t.text_input)
+    parts.extend(_history(history, keep_past_tool_calls, freeform))
     parts.append("<|start|>assistant")
     return "".join(parts)
 
@@ -125,24 +132,44 @@ def _namespace(name: str, tools: Sequence[Tool]) -> str:
     lines += [f"namespace {name} {{", ""]
     for tool in tools:
         lines += [f"// {line}" for line in schema.lines(tool.description)]
-        lines += [f"type {tool.name} = {schema.signature(tool.parameters)};", ""]
+        if tool.text_input is None:
+            lines += [f"type {tool.name} = {schema.signature(tool.parameters)};", ""]
+        else:
+            lines += [f"// {line}" for line in _text_input(tool.text_input)]
+            lines += [f"type {tool.name} = (_: string) => any;", ""]
     lines.append(f"}} // namespace {name}")
     return "\n".join(lines)
 
 
-def _history(messages: list[Message], keep_past_calls: bool) -> list[str]:
-    """Split off the turn in progress (after the last user message, still calling tools)."""
+def _text_input(text: TextInput) -> list[str]:
+    """What a freeform tool's description says besides: its input is the raw text, and the
+    grammar it follows, if any. gpt-oss writes JSON to functions unless told otherwise."""
+    lines = ["Its input is plain text, not JSON: write the text itself as the message, not "
+             "wrapped in quotes or an object."]  # fmt: skip
+    if text.syntax == "regex":
+        lines.append("The text matches this regular expression:")
+    elif text.syntax != "text":
+        lines.append(f"The text follows this {text.syntax} grammar:")
+    return lines + schema.lines(text.definition)
+
+
+def _history(messages: list[Message], keep_past_calls: bool, freeform: frozenset[str]) -> list[str]:
+    """Split off the turn in progress (after the last user message, still calling tools);
+    `freeform`: the recipients of the freeform tools, whose calls are raw text."""
     last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
     tail = messages[last_user + 1 :]
     replies = [m for m in tail if m.role == "assistant"]
     if not (replies and replies[-1].tool_calls):
-        return _render(messages, keep_reasoning=False, keep_calls=keep_past_calls)
+        return _render(messages, freeform, keep_reasoning=False, keep_calls=keep_past_calls)
     # The chain of calls is unfinished: dropping its reasoning breaks chained tool use.
-    done = _render(messages[: last_user + 1], keep_reasoning=False, keep_calls=keep_past_calls)
-    return done + _render(tail, keep_reasoning=True, keep_calls=True)
+    done = messages[: last_user + 1]
+    kept = _render(done, freeform, keep_reasoning=False, keep_calls=keep_past_calls)
+    return kept + _render(tail, freeform, keep_reasoning=True, keep_calls=True)
 
 
-def _render(messages: Sequence[Message], *, keep_reasoning: bool, keep_calls: bool) -> list[str]:
+def _render(
+    messages: Sequence[Message], freeform: frozenset[str], *, keep_reasoning: bool, keep_calls: bool
+) -> list[str]:
     out: list[str] = []
     unanswered: list[ToolCallRecord] = []
     for msg in messages:
@@ -165,7 +192,7 @@ def _render(messages: Sequence[Message], *, keep_reasoning: bool, keep_calls: bo
             if keep_calls:
                 if msg.content:
                     out.append(_message("assistant<|channel|>commentary", msg.content))
-                out += [_call(call) for call in msg.tool_calls]
+                out += [_call(call, freeform) for call in msg.tool_calls]
     return out
 
 
@@ -191,10 +218,10 @@ def _recipient(namespace: str, name: str) -> str:
     return f"{namespace}.{name}"
 
 
-def _call(call: ToolCallRecord) -> str:
+def _call(call: ToolCallRecord, freeform: frozenset[str]) -> str:
     # Recipient in the role part, then the content type (`code` for the python tool,
-    # `<|constrain|>json` for functions), as harmony's current renderer writes it; a call
-    # ends with <|call|>, not <|end|>, in history too.
+    # `<|constrain|>json` for functions, none for a freeform tool's raw text), as harmony's
+    # current renderer writes it; a call ends with <|call|>, not <|end|>, in history too.
     args = call.arguments
     if call.name in BUILTIN_TOOL_NAMES:
         code = args.get("code") if isinstance(args, dict) else args
@@ -203,5 +230,6 @@ def _call(call: ToolCallRecord) -> str:
     else:
         text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
         to = _recipient(call.namespace, call.name)
-        header = f"assistant to={to}<|channel|>{call.channel} <|constrain|>json"
+        kind = "" if to in freeform else " <|constrain|>json"
+        header = f"assistant to={to}<|channel|>{call.channel}{kind}"
     return _message(header, text, end="<|call|>")

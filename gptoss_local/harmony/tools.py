@@ -1,9 +1,10 @@
-"""Function tools given as OpenAI-style JSON, checked before they reach a prompt.
+"""Tools given as OpenAI-style JSON, checked before they reach a prompt.
 
 `run --tools FILE` and the server's `tools` parameter both take this shape: the Chat
 Completions form `{"type": "function", "function": {"name", "description", "parameters"}}` or
 the flat form of the Responses API and of a tools file, `{"name", "description", "parameters"}`.
-The Responses API also groups function tools in namespaces (`namespace_tools`).
+The Responses API also groups tools in namespaces (`namespace_tools`) and has freeform tools,
+whose input is raw text (`custom_tool`: Codex's ``apply_patch``).
 """
 
 from __future__ import annotations
@@ -11,28 +12,29 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from gptoss_local.conversation import Tool
+from gptoss_local.conversation import TEXT_SYNTAXES, TextInput, Tool
 from gptoss_local.harmony.render import render_prompt
 from gptoss_local.harmony.schema import check
 
 
 def namespace_tools(item: dict[str, Any], index: int) -> list[Tool]:
-    """The function tools of a namespace, `{"type": "namespace", "name", "description",
-    "tools": [function tools]}`, which the model calls as ``NAME.TOOL``.
+    """The tools of a namespace, `{"type": "namespace", "name", "description", "tools":
+    [function or custom tools]}`, which the model calls as ``NAME.TOOL``.
 
     Raises:
         ValueError: no name, a name that is not an identifier (or a built-in's), no tools,
-            or a tool `function_tool` refuses.
+            or a tool `function_tool` or `custom_tool` refuses.
     """
     name, description = item.get("name"), item.get("description") or ""
     inside = item.get("tools")
     if not isinstance(name, str) or not isinstance(description, str):
         raise ValueError(f'namespace tool {index} needs a "name" and a text "description"')
     if not isinstance(inside, list) or not inside:
-        raise ValueError(f'namespace {name!r} needs "tools", an array of function tools')
+        raise ValueError(f'namespace {name!r} needs "tools", an array of function or custom tools')
     tools = []
     for place, spec in enumerate(inside):
-        tool = function_tool(spec, place)
+        custom = isinstance(spec, dict) and spec.get("type") == "custom"
+        tool = custom_tool(spec, place) if custom else function_tool(spec, place)
         try:
             tools.append(replace(tool, namespace=name, namespace_description=description))
         except ValueError as exc:
@@ -69,3 +71,44 @@ def function_tool(item: Any, index: int) -> Tool:
     except (TypeError, AttributeError, KeyError, RecursionError) as exc:
         raise ValueError(f'tool {name!r}: its "parameters" schema is malformed ({exc})') from None
     return tool
+
+
+def custom_tool(item: dict[str, Any], index: int) -> Tool:
+    """The freeform tool `item` describes, `{"type": "custom", "name", "description",
+    "format"}` (`index`: its place in the list, for messages): the model writes its input as
+    raw text. `format` is `{"type": "text"}` (the same when absent) or `{"type": "grammar",
+    "syntax": "lark" or "regex", "definition"}`; the grammar is shown to the model, not
+    enforced while it writes (see `TextInput`).
+
+    Raises:
+        ValueError: no name, a name that is not an identifier or a built-in's, a description
+            that is not text, or a format of another type or syntax, or a grammar without
+            its definition.
+    """
+    name, description = item.get("name"), item.get("description") or ""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f'custom tool {index} needs a "name"')
+    if not isinstance(description, str):
+        raise ValueError(f'tool {name!r}: "description" must be text')
+    try:
+        tool = Tool(name, description, text_input=_text_input(item.get("format")))
+        render_prompt([], tools=[tool])
+    except ValueError as exc:
+        raise ValueError(f"tool {name!r} cannot be offered: {exc}") from None
+    return tool
+
+
+def _text_input(given: Any) -> TextInput:
+    """A custom tool's `format` as the text it takes."""
+    kind = given.get("type") if isinstance(given, dict) else given
+    if given is None or kind == "text":
+        return TextInput()
+    if kind != "grammar":
+        raise ValueError(f'its format must be of type "text" or "grammar", not {kind!r}')
+    syntax, definition = given.get("syntax"), given.get("definition")
+    grammars = " or ".join(repr(s) for s in TEXT_SYNTAXES if s != "text")
+    if syntax not in TEXT_SYNTAXES or syntax == "text":
+        raise ValueError(f"its grammar's syntax must be {grammars}, not {syntax!r}")
+    if not isinstance(definition, str) or not definition.strip():
+        raise ValueError(f'its {syntax} grammar needs a "definition" (text)')
+    return TextInput(syntax, definition)

@@ -23,6 +23,8 @@ from gptoss_local.plan.text import (
     disk_warnings,
     effort_warnings,
     left_out_line,
+    min_context_line,
+    min_context_warning,
     why_model,
 )
 from gptoss_local.plan.wishes import Wishes
@@ -65,6 +67,11 @@ def plan(
         spec = catalog.model(named) if named else _default_model(catalog, gpus, vram_budget, wishes)
     bandwidth = _slowest_bandwidth(gpus, catalog)
     chosen = _place(spec, len(gpus), vram_budget, ram_budget, wishes, gpu_bandwidth_gbs=bandwidth)
+    short_of: int | None = None  # the least context asked for, when it does not fit
+    if chosen is None and _wants_floor(wishes):
+        short_of, wishes = wishes.min_context, replace(wishes, min_context=None)
+        chosen = _place(spec, len(gpus), vram_budget, ram_budget, wishes,
+                        gpu_bandwidth_gbs=bandwidth)  # fmt: skip
     fits = chosen is not None
     if chosen is None:
         chosen = _closest(spec, len(gpus), wishes)
@@ -94,6 +101,10 @@ def plan(
     alternative = _bigger_alternative(catalog, spec, len(gpus), vram_budget, ram_budget, explicit)
     why = why_model(spec, catalog, explicit)
     reasons, warnings = describe_choice(base, spec, hardware, gpus, notes, why, alternative)
+    if fits and _wants_floor(wishes):
+        reasons.append(min_context_line(wishes.min_context or 0))
+    if fits and short_of:
+        warnings.append(min_context_warning(short_of, base.context))
     warnings += effort_warnings(wishes.effort, base.context)
     warnings += backend_warnings(base)
     warnings += disk_warnings(spec, hardware)
@@ -132,11 +143,27 @@ def _default_model(
     return by_size[0]
 
 
+def _wants_floor(wishes: Wishes) -> bool:
+    """Whether the caller asked for a least context (and no exact one)."""
+    return not wishes.context and bool(wishes.min_context)
+
+
 def _contexts(spec: ModelSpec, wishes: Wishes) -> tuple[int, ...]:
+    """The contexts to try, largest first: the wished one, else the ladder (from the least
+    the caller needs)."""
     trained = spec.shape.context_max
     if wishes.context:
         return (max(min(wishes.context, trained), min(MIN_CONTEXT, trained)),)
-    return tuple(c for c in CONTEXT_LADDER if c <= trained) or (trained,)
+    least = min(wishes.min_context or 0, trained)
+    return tuple(c for c in CONTEXT_LADDER if least <= c <= trained) or (trained,)
+
+
+def _floor_context(wishes: Wishes, contexts: tuple[int, ...]) -> int:
+    """The context of plans that keep experts in RAM or run on the CPU: the wished one, else
+    the default floor (or the caller's least, if larger) where the model allows it."""
+    if wishes.context:
+        return contexts[0]
+    return min(max(DEFAULT_CONTEXT_FLOOR, wishes.min_context or 0), contexts[-1])
 
 
 def _place(
@@ -155,7 +182,7 @@ def _place(
     (`batching.widest`).
     """
     contexts = _contexts(spec, wishes)[-1:] if floor_only else _contexts(spec, wishes)
-    small_context = contexts[0] if wishes.context else min(DEFAULT_CONTEXT_FLOOR, contexts[-1])
+    small_context = _floor_context(wishes, contexts)
 
     def fits(placement: Placement) -> Estimate | None:
         est = memory.estimate(spec, placement)
@@ -188,8 +215,7 @@ def _place(
 
 def _closest(spec: ModelSpec, gpu_count: int, wishes: Wishes) -> tuple[Placement, Estimate]:
     """The least demanding placement, to say how far off a plan that does not fit is."""
-    contexts = _contexts(spec, wishes)
-    context = contexts[0] if wishes.context else min(DEFAULT_CONTEXT_FLOOR, contexts[-1])
+    context = _floor_context(wishes, _contexts(spec, wishes))
     layers = spec.shape.layers if wishes.cpu_moe_layers is None else wishes.cpu_moe_layers
     placement = Placement(gpu_count, layers if gpu_count else 0, context, wishes.kv_type)
     return placement, memory.estimate(spec, placement)

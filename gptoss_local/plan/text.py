@@ -115,6 +115,22 @@ def left_out_line(gpu: Gpu) -> str:
     )
 
 
+def min_context_line(least: int) -> str:
+    """Why the context is no smaller (an agent asked for a least context)."""
+    return _(
+        "The context is kept at {least:,} tokens or more: an agent's instructions and tools take "
+        "thousands of tokens before the first question, and every command's output adds more."
+    ).format(least=least)
+
+
+def min_context_warning(least: int, context: int) -> str:
+    """The least context asked for did not fit."""
+    return _(
+        "A context of {least:,} tokens does not fit here, so it is {context:,}: an agent's long "
+        "prompts may not fit; close other programs or choose a smaller model."
+    ).format(least=least, context=context)
+
+
 def effort_warnings(effort: str, context: int) -> list[str]:
     """Reasoning needs room: high effort in a small context loses track of the question."""
     if effort == "high" and context < 16_384:

@@ -45,6 +45,8 @@ class Wishes:
         api_key: That server's key (`--server-key`, else `OPENAI_API_KEY`).
         allow_http: Plain http:// to that server even beyond the local network.
         parallel: Replies the llama.cpp engine decodes together (`serve --parallel`).
+        min_context: The least context the caller needs when `context` is not given (`codex`:
+            an agent's prompts are long); the planner keeps it where memory allows.
         given: The fields the command line set (not asked again on the first-run screen).
     """
 
@@ -60,6 +62,7 @@ class Wishes:
     api_key: str | None = field(default=None, repr=False)
     allow_http: bool = False
     parallel: int = 1
+    min_context: int | None = None
     given: frozenset[str] = frozenset()
 
     @property

@@ -11,7 +11,7 @@ from typing import Any
 
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.conversation import Tool
-from gptoss_local.harmony.tools import function_tool, namespace_tools
+from gptoss_local.harmony.tools import custom_tool, function_tool, namespace_tools
 from gptoss_local.kinds import EFFORTS, Effort
 from gptoss_local.serve.errors import ApiError, bad_request
 from gptoss_local.serve.limits import check_stops, check_tools
@@ -121,11 +121,13 @@ def sampling(
 
 
 def tools(body: Body, responses: bool = False) -> tuple[Tool, ...]:
-    """The function tools offered, unless `tool_choice` is "none"; a tool choice the model
+    """The tools offered, unless `tool_choice` is "none"; a tool choice the model
     cannot be held to ("required", one named function) is refused rather than ignored.
 
-    `responses`: the Responses API's kinds are read too: tools grouped in namespaces, and web
-    search, which is left out with a line in the log (nothing here reaches the internet).
+    `responses`: the Responses API's kinds are read too: tools grouped in namespaces, freeform
+    (`custom`) tools, and web search, which is left out with a line in the log (nothing here
+    reaches the internet). Chat Completions refuses custom tools: its replies have no way to
+    give their calls back yet.
     """
     offered: list[Tool] = []
     items = body.items("tools") or []
@@ -136,9 +138,15 @@ def tools(body: Body, responses: bool = False) -> tuple[Tool, ...]:
             log.warning("tools[%d] (%s) left out: this server does not reach the internet",
                         index, kind)  # fmt: skip
             continue
+        if kind == "custom" and not responses:
+            raise bad_request("custom tools are offered on /v1/responses only; "
+                              "/v1/chat/completions takes function tools", f"tools[{index}]",
+                              "unsupported_value")  # fmt: skip
         try:
             if responses and kind == "namespace":
                 offered += namespace_tools(item, index)
+            elif kind == "custom":
+                offered.append(custom_tool(item, index))
             else:
                 offered.append(function_tool(item, index))
         except ValueError as exc:

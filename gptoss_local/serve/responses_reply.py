@@ -1,13 +1,17 @@
-"""A reply in the Responses API shape: output items (reasoning, message, function_call) in the
-order the model wrote them, as one `response` object or as its stream of typed events.
+"""A reply in the Responses API shape: output items (reasoning, message, function_call,
+custom_tool_call) in the order the model wrote them, as one `response` object or as its
+stream of typed events.
 
 A call to a tool of a namespace is a `function_call` with the tool's `name` and its
-`namespace` (as OpenAI sends them; Codex refuses a dotted name). When the request's `include`
-asks for `reasoning.encrypted_content`, each reasoning item carries its text there too
-(`carried`), for the client to send back."""
+`namespace` (as OpenAI sends them; Codex refuses a dotted name). A call to a freeform tool of
+the request is a `custom_tool_call` whose `input` is the text the model wrote (unwrapped when
+the model wrapped it in JSON anyway; its grammar was shown to the model, not enforced). When
+the request's `include` asks for `reasoning.encrypted_content`, each reasoning item carries its
+text there too (`carried`), for the client to send back."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -46,6 +50,8 @@ class ResponsesReply:
         self._draft = AssistantDraft()  # where each output item begins
         self._open: dict[str, Any] | None = None  # the reasoning or message item being written
         self._sequence = 0
+        tools = asked.request.conversation.tools
+        self._freeform = {(t.namespace, t.name) for t in tools if t.text_input is not None}
 
     def response(self, generation: Generation | None = None) -> dict[str, Any]:
         """The response object: in progress without `generation`, else as it ended."""
@@ -135,18 +141,22 @@ class ResponsesReply:
         yield self._event("response.output_item.done", output_index=at, item=_copy(item))
 
     def _call(self, call: ToolCall) -> Iterator[StreamEvent]:
-        at, arguments = len(self.output), call.raw or "{}"
         namespace, name = split_recipient(call.name)
-        item = {"id": new_id("fc_"), "type": "function_call", "call_id": new_id("call_"),
-                "name": name, "arguments": "", "status": "in_progress"}  # fmt: skip
+        if (namespace, name) in self._freeform:
+            kind, prefix, key, text = "custom_tool_call", "ctc_", "input", unwrapped(call.raw)
+        else:
+            kind, prefix, key, text = "function_call", "fc_", "arguments", call.raw or "{}"
+        at, delta = len(self.output), f"{kind}_{key}"  # function_call_arguments, ..._input
+        item = {"id": new_id(prefix), "type": kind, "call_id": new_id("call_"), "name": name,
+                key: "", "status": "in_progress"}  # fmt: skip
         if namespace != FUNCTIONS:
             item["namespace"] = namespace
         yield self._event("response.output_item.added", output_index=at, item=dict(item))
-        yield self._event("response.function_call_arguments.delta", item_id=item["id"],
-                          output_index=at, delta=arguments)  # fmt: skip
-        yield self._event("response.function_call_arguments.done", item_id=item["id"],
-                          output_index=at, arguments=arguments)  # fmt: skip
-        item.update(arguments=arguments, status="completed")
+        yield self._event(f"response.{delta}.delta", item_id=item["id"], output_index=at,
+                          delta=text)  # fmt: skip
+        yield self._event(f"response.{delta}.done", item_id=item["id"], output_index=at,
+                          **{key: text})  # fmt: skip
+        item.update({key: text, "status": "completed"})
         self.output.append(item)
         yield self._event("response.output_item.done", output_index=at, item=dict(item))
 
@@ -156,22 +166,44 @@ class ResponsesReply:
         return event
 
 
+def unwrapped(raw: str) -> str:
+    """A freeform call's text as the model wrote it; or, when it wrapped the text in JSON
+    anyway (a string literal, or an object of one string value), the text inside."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    return value if isinstance(value, str) else raw
+
+
 def tools_as_given(tools: Iterable[Tool]) -> list[dict[str, Any]]:
-    """The tools as the request gave them: functions, and namespaces holding theirs."""
+    """The tools as the request gave them: functions and custom tools, and namespaces holding
+    theirs."""
     out: list[dict[str, Any]] = []
     spaces: dict[str, dict[str, Any]] = {}
     for t in tools:
-        function = {"type": "function", "name": t.name, "description": t.description,
-                    "parameters": t.parameters, "strict": False}  # fmt: skip
+        given = _tool_as_given(t)
         if t.namespace == FUNCTIONS:
-            out.append(function)
+            out.append(given)
             continue
         if t.namespace not in spaces:
             spaces[t.namespace] = {"type": "namespace", "name": t.namespace,
                                    "description": t.namespace_description, "tools": []}  # fmt: skip
             out.append(spaces[t.namespace])
-        spaces[t.namespace]["tools"].append(function)
+        spaces[t.namespace]["tools"].append(given)
     return out
+
+
+def _tool_as_given(t: Tool) -> dict[str, Any]:
+    if t.text_input is None:
+        return {"type": "function", "name": t.name, "description": t.description,
+                "parameters": t.parameters, "strict": False}  # fmt: skip
+    text, form = t.text_input, {"type": "text"}
+    if text.syntax != "text":
+        form = {"type": "grammar", "syntax": text.syntax, "definition": text.definition}
+    return {"type": "custom", "name": t.name, "description": t.description, "format": form}
 
 
 def _copy(item: dict[str, Any]) -> dict[str, Any]:

@@ -2,10 +2,12 @@
 
 `input` is a string (one user message) or a list of items: messages (system and developer
 ones become the instructions, with `instructions`), `reasoning`, `function_call` and
-`function_call_output` items. A reasoning item, the assistant text after it and the function
-calls after that form one Harmony assistant message, as the model wrote them; a reasoning
-item's `encrypted_content`, when this server wrote it (`carried`), holds its chain of thought.
-A call with a `namespace` goes back to the tool of that namespace.
+`function_call_output` items, and `custom_tool_call` and `custom_tool_call_output` items (a
+freeform tool's call, whose `input` is raw text, and its answer). A reasoning item, the
+assistant text after it and the calls after that form one Harmony assistant message, as the
+model wrote them; a reasoning item's `encrypted_content`, when this server wrote it
+(`carried`), holds its chain of thought. A call with a `namespace` goes back to the tool of
+that namespace.
 
 What clients that keep no state send besides (Codex CLI: `store: false`, `include`,
 `parallel_tool_calls`, `prompt_cache_key`, `client_metadata`, `reasoning.summary`, ids on
@@ -133,17 +135,16 @@ class _History:
             group = self._group(after_text=True)
             group.reasoning += text_of(parts, where) if carried is None else carried
         elif kind == "function_call":
-            name, arguments = item.get("name"), item.get("arguments") or "{}"
-            namespace = item.get("namespace") or FUNCTIONS
-            if not isinstance(name, str) or not isinstance(namespace, str):
-                raise bad_request("a function_call needs a name (and a namespace, text)",
-                                  f"{where}.name")  # fmt: skip
+            arguments = item.get("arguments") or "{}"
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments, ensure_ascii=False)
-            call = ToolCallRecord(name, arguments, namespace=namespace)
-            self._group(after_text=False).calls.append(call)
-            self._calls[str(item.get("call_id"))] = name
-        elif kind == "function_call_output":
+            self._call(item, arguments, where)
+        elif kind == "custom_tool_call":
+            text = item.get("input") or ""
+            if not isinstance(text, str):
+                raise bad_request("a custom_tool_call's input must be text", f"{where}.input")
+            self._call(item, text, where)  # the renderer writes it raw, the tool's freeform
+        elif kind in ("function_call_output", "custom_tool_call_output"):
             self._close()
             output = item.get("output")
             text = output if isinstance(output, str) else text_of(output, where)
@@ -151,6 +152,16 @@ class _History:
             self.messages.append(Message("tool", text, tool_name=name))
         else:
             raise bad_request(f"input items of type {kind!r} are not supported", f"{where}.type")
+
+    def _call(self, item: dict[str, Any], arguments: str, where: str) -> None:
+        """A call item, into the assistant message being gathered."""
+        name, namespace = item.get("name"), item.get("namespace") or FUNCTIONS
+        if not isinstance(name, str) or not isinstance(namespace, str):
+            raise bad_request(f"a {item['type']} needs a name (and a namespace, text)",
+                              f"{where}.name")  # fmt: skip
+        call = ToolCallRecord(name, arguments, namespace=namespace)
+        self._group(after_text=False).calls.append(call)
+        self._calls[str(item.get("call_id"))] = name
 
     def _message(self, item: dict[str, Any], where: str) -> None:
         content = item.get("content")

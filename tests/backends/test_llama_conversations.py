@@ -150,3 +150,31 @@ def test_a_state_whose_window_forgot_the_prefix_offers_only_its_checkpoint() -> 
     with_checkpoint.checkpoints.append(Checkpoint(100, bytes(5)))
     assert with_checkpoint.reuse_plan([*tokens[:200], 0], window=128)[0] == 100
     assert with_checkpoint.reusable([*tokens, 0], window=128) == 400  # nothing trimmed
+
+
+def test_a_new_question_after_a_long_tool_chain_keeps_the_turns_start(tiny_gguf: Path) -> None:
+    """The next question's prompt leaves out the finished turn's reasoning and calls, so it
+    parts from the cache where the turn began: that checkpoint outlives the chain's own."""
+    from gptoss_local.backends.prompt_cache import MAX_CHECKPOINTS
+    from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
+
+    tool = Tool("look", "Look something up.", {"type": "object", "properties": {}})
+    messages = [Message("user", "find out the weather in every city of the list")]
+    with open_tiny(tiny_gguf, **BATCHES) as backend:
+
+        def ask() -> object:
+            conversation = Conversation(
+                tuple(messages), tools=(tool,), current_date=A1.current_date
+            )
+            return turn(backend, conversation, GenerationSettings(max_tokens=4, seed=3))
+
+        start = ask()
+        for n in range(MAX_CHECKPOINTS + 2):  # more calls than checkpoints kept
+            call = ToolCallRecord("look", {"n": n})
+            messages += [Message("assistant", reasoning=f"step {n}", tool_calls=(call,)),
+                         Message("tool", f"result {n} " * 8, tool_name="look")]  # fmt: skip
+            ask()
+        messages += [Message("assistant", "It is sunny everywhere."), Message("user", "thanks")]
+        after = ask()
+    assert after.cached_tokens >= start.prompt_tokens
+    assert after.evaluated_tokens < 40

@@ -89,7 +89,9 @@ def test_a_function_call_with_a_namespace_goes_back_to_that_namespace() -> None:
         ({"tools": [{**MATHS, "tools": []}]}, "tools[0]"),
         ({"tools": [{**MATHS, "name": "python"}]}, "tools[0]"),
         ({"tools": [{**MATHS, "name": "a.b"}]}, "tools[0]"),
-        ({"tools": [{"type": "custom", "name": "patch"}]}, "tools[0]"),
+        ({"tools": [{"type": "custom", "name": "patch",
+                     "format": {"type": "grammar", "syntax": "ebnf", "definition": "x"}}]},
+         "tools[0]"),
         ({"tools": [MATHS, {**MATHS, "description": ""}]}, "input"),  # maths.add twice
     ],
 )  # fmt: skip
