@@ -115,25 +115,33 @@ def render(ours: list, ref: list, args: argparse.Namespace, device: str) -> str:
         "ttft_s | ttft ratio",
     ]
     for n, (a, b) in enumerate(zip(ours, ref, strict=True), 1):
-        ratio = b["ttft_s"] / a["ttft_s"] if a["ttft_s"] and b["ttft_s"] else float("nan")
+        both = a["ttft_s"] is not None and b["ttft_s"] is not None
+        ratio = f"{b['ttft_s'] / a['ttft_s']:5.1f}x" if both else "     -"
         lines.append(
             f"{n:3d}  {a['prompt']:6d}  {a['evaluated']:15d}  {a['prefill_s']:9.3f}  "
-            f"{a['ttft_s'] or 0:6.3f} | {b['evaluated']:20d}  {b['prefill_s']:9.3f}  "
-            f"{b['ttft_s'] or 0:6.3f} | {ratio:6.1f}x"
+            f"{_seconds(a['ttft_s'])} | {b['evaluated']:20d}  {b['prefill_s']:9.3f}  "
+            f"{_seconds(b['ttft_s'])} | {ratio}"
         )
     total = {k: sum(r[k] for r in ours) for k in ("prompt", "evaluated", "prefill_s")}
     ref_total = {k: sum(r[k] for r in ref) for k in ("evaluated", "prefill_s")}
-    ttft = sum(r["ttft_s"] or 0 for r in ours), sum(r["ttft_s"] or 0 for r in ref)
+    timed = [(a["ttft_s"], b["ttft_s"]) for a, b in zip(ours, ref, strict=True)
+             if a["ttft_s"] is not None and b["ttft_s"] is not None]  # fmt: skip
+    ttft = sum(a for a, _ in timed), sum(b for _, b in timed)
     lines += [
         "",
         f"after the first request ours evaluated {sum(r['evaluated'] for r in ours[1:]):,} of "
         f"{sum(r['prompt'] for r in ours[1:]):,} prompt tokens "
         f"(reference {sum(r['evaluated'] for r in ref[1:]):,})",
         f"total prefill: ours {total['prefill_s']:.2f} s, reference {ref_total['prefill_s']:.2f} s "
-        f"({ref_total['prefill_s'] / max(total['prefill_s'], 1e-9):.1f}x); total TTFT: ours "
-        f"{ttft[0]:.2f} s, reference {ttft[1]:.2f} s ({ttft[1] / max(ttft[0], 1e-9):.1f}x)",
+        f"({ref_total['prefill_s'] / max(total['prefill_s'], 1e-9):.1f}x); total TTFT over the "
+        f"{len(timed)} requests with output in both runs: ours {ttft[0]:.2f} s, reference "
+        f"{ttft[1]:.2f} s ({ttft[1] / max(ttft[0], 1e-9):.1f}x)",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _seconds(value: float | None) -> str:
+    return f"{value:6.3f}" if value is not None else "     -"
 
 
 def main() -> None:

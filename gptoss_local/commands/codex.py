@@ -16,6 +16,7 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import urllib.error
@@ -136,8 +137,6 @@ def _run(codex: str, served: Served, arguments: list[str]) -> int:
 
 def _free_or_any(port: int) -> int:
     """`port` when nothing listens there, else 0 (any free port): Codex is told which."""
-    import socket
-
     with socket.socket() as probe:
         try:
             probe.bind(("127.0.0.1", port))
