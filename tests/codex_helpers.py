@@ -62,9 +62,11 @@ def _literal(text: str) -> str:
 
 
 class ScriptedAgent(Steering):
-    """Each request Codex makes gets the next step of the script (then plain answers)."""
+    """Each request Codex makes gets the next step of the script (then plain answers); one
+    without tools (Codex asking for a summary to compact the session) gets `toolless`."""
 
     script: Sequence[Step] = ()
+    toolless: Step | None = None
 
     def __init__(self, backend: LlamaCppBackend) -> None:
         super().__init__(backend)
@@ -73,18 +75,21 @@ class ScriptedAgent(Steering):
         self.turn = 0
 
     def _options(self, conversation: Conversation) -> LlamaOptions:
-        if self.turn >= len(self.script):
+        if not conversation.tools and self.toolless is not None:
+            step = self.toolless
+        elif self.turn >= len(self.script):
             return self._reply
-        step, self.turn = self.script[self.turn], self.turn + 1
+        else:
+            step, self.turn = self.script[self.turn], self.turn + 1
         # a call ends with <|call|>, an answer with <|return|>
         banned = ("<|return|>", "<|endoftext|>") if step.tool else ("<|call|>", "<|endoftext|>")
         return replace(self._reply, grammar=step.grammar(),
                        logit_bias=tuple(self._ban[t] for t in banned))  # fmt: skip
 
 
-def scripted(*steps: Step) -> type[ScriptedAgent]:
+def scripted(*steps: Step, toolless: Step | None = None) -> type[ScriptedAgent]:
     """A `ScriptedAgent` class (what `running_server(steer=...)` takes) for `steps`."""
-    return type("Script", (ScriptedAgent,), {"script": tuple(steps)})
+    return type("Script", (ScriptedAgent,), {"script": tuple(steps), "toolless": toolless})
 
 
 def codex_program() -> Path:

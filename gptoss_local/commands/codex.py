@@ -34,6 +34,7 @@ from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
 from gptoss_local.launch.engines import engine
 from gptoss_local.launch.prepare import prepare
+from gptoss_local.plan.text import min_context_line
 from gptoss_local.plan.wishes import wishes_from
 from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.service import Service
@@ -99,6 +100,9 @@ def serving(args: argparse.Namespace) -> Iterator[Served]:
     prepared = prepare(wishes, settings, warn=warn)
     ready = prepared.ready
     assert ready is not None  # made ready: nothing is asked first
+    kept = min_context_line(CODEX_CONTEXT)
+    if kept in prepared.plan.reasons:
+        note(kept)
     backend = ready.open(LoadNotes())
     try:
         names = (ready.model, *model_aliases(prepared.preparation.catalog, ready.model))
@@ -112,7 +116,8 @@ def serving(args: argparse.Namespace) -> Iterator[Served]:
                "(log: {log})").format(model=ready.model, context=context, url=server.url,
                                       log=log))  # fmt: skip
         try:
-            yield Served(server.url, ready.model, context, args.effort or ready.generation.effort)
+            yield Served(server.url, ready.model, context, args.effort or ready.generation.effort,
+                         freeform_tools=backend.capabilities.freeform_tools)  # fmt: skip
         finally:
             server.stop()
             thread.join(timeout=10)

@@ -57,13 +57,15 @@ their paths.
 @dataclass(frozen=True)
 class Served:
     """What Codex talks to: the server's base URL (with /v1), the model's id and context, the
-    default effort, and the environment variable holding the server's key (None: no key)."""
+    default effort, the environment variable holding the server's key (None: no key), and
+    whether its engine takes freeform tools (else Codex edits files with shell commands)."""
 
     url: str
     model: str
     context: int
     effort: Effort = "medium"
     key_variable: str | None = None
+    freeform_tools: bool = True
 
 
 def codex_home() -> Path:
@@ -74,15 +76,17 @@ def codex_home() -> Path:
 def catalog(served: Served) -> dict[str, object]:
     """The model catalog Codex reads (`model_catalog_json`): the served model alone."""
     levels = [{"effort": e, "description": f"{e} reasoning effort"} for e in EFFORTS]
+    patches = {"apply_patch_tool_type": "freeform"} if served.freeform_tools else {}
     return {
         "models": [
             {
+                **patches,
                 "slug": served.model, "display_name": served.model,
                 "description": "gpt-oss on this computer, served by gptoss-local",
                 "supported_reasoning_levels": levels,
                 "default_reasoning_level": served.effort,
                 "default_reasoning_summary": "none", "supports_parallel_tool_calls": False,
-                "shell_type": "unified_exec", "apply_patch_tool_type": "freeform",
+                "shell_type": "unified_exec",
                 "visibility": "list", "supported_in_api": True, "priority": 1,
                 "support_verbosity": False,
                 "truncation_policy": {"mode": "tokens", "limit": OUTPUT_TOKEN_LIMIT},

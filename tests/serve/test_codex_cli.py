@@ -122,3 +122,26 @@ def test_without_codex_it_says_how_to_get_it(tmp_path: Path) -> None:
                           env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "npm i -g @openai/codex" in done.stderr
+
+
+def test_codex_compacts_a_long_session_through_serve(roomy_gguf: Path, tmp_path: Path) -> None:
+    """Near its token limit Codex asks the model itself for a summary (a request without tools)
+    and goes on from the summary alone."""
+    work = tmp_path / "work"
+    work.mkdir()
+    summary = "Summary: echo 1 and echo 2 ran fine"
+    script = scripted(shell("one", "echo 1"), shell("two", "echo 2"), answer("done", "All done"),
+                      toolless=answer("sum up", summary))  # fmt: skip
+    limit = "model_auto_compact_token_limit=7400"  # just past the first prompt
+    with running_server(roomy_gguf, context=CONTEXT, steer=script) as server:
+        done = run_codex(work, tmp_path, "--port", str(server.port), "-c", limit,
+                         *exec_args("count"))  # fmt: skip
+        asked = server.seen.conversations
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "context compacted" in done.stderr and "All done" in done.stdout
+    compacting = [n for n, c in enumerate(asked) if not c.tools]  # summaries asked for
+    assert compacting and compacting[-1] < len(asked) - 1
+    for n in compacting:  # the next request starts again from the summary
+        after = asked[n + 1]
+        assert any(summary in m.content for m in after.messages if m.role == "user")
+        assert not any(m.role in ("assistant", "tool") for m in after.messages)
