@@ -42,6 +42,11 @@ class GenerationSettings:
     top_k: int = 0
     min_p: float = 0.0
     seed: int | None = None
+    # OpenAI's penalties (-2..2: subtract from a token's logit per use / once used), and
+    # biases by token id (-100..100); engines that cannot honour them say so (Capabilities).
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    logit_bias: tuple[tuple[int, float], ...] = ()
 
     def __post_init__(self) -> None:
         if self.effort not in EFFORTS:
@@ -54,18 +59,46 @@ class GenerationSettings:
                 raise ValueError(f"{name} must be a finite number of at least 0, not {value}")
         if self.top_k < 0:
             raise ValueError(f"top_k must be 0 (off) or more, not {self.top_k}")
+        for name in ("frequency_penalty", "presence_penalty"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and -2 <= value <= 2):
+                raise ValueError(f"{name} must be between -2 and 2, not {value}")
+        for token, bias in self.logit_bias:
+            if token < 0 or not (math.isfinite(bias) and -100 <= bias <= 100):
+                raise ValueError(f"logit_bias: token {token} with bias {bias} is out of range")
+
+    @property
+    def penalised(self) -> bool:
+        """Whether a penalty or bias is asked for."""
+        return bool(self.frequency_penalty or self.presence_penalty or self.logit_bias)
 
 
 @dataclass(frozen=True)
 class ResponseFormat:
-    """What the reply's answer must be: JSON that `schema` accepts (None: any JSON object).
-
-    Typed here so the contract has room for it; which engine holds a reply to it is
-    `Capabilities.response_format` (none yet).
+    """What the reply's answer (its final message) must be: JSON that `schema` accepts (None:
+    any JSON object). The reasoning before it stays free. Which engine holds a reply to it is
+    `Capabilities.response_format`.
     """
 
     schema: dict[str, Any] | None = None
     name: str = "response"
+    strict: bool = True
+
+
+@dataclass(frozen=True)
+class ToolChoice:
+    """Whether the reply must call a tool: `required`, one of the conversation's tools, or the
+    one `name` names (in `namespace`); by default the model decides (the final answer stays
+    allowed)."""
+
+    required: bool = False
+    name: str | None = None
+    namespace: str = FUNCTIONS
+
+    @property
+    def forced(self) -> bool:
+        """Whether the reply may not end without a call."""
+        return self.required or self.name is not None
 
 
 @dataclass(frozen=True)
@@ -77,6 +110,7 @@ class ReplyRequest:
     conversation: Conversation
     settings: GenerationSettings = field(default_factory=GenerationSettings)
     response_format: ResponseFormat | None = None
+    tool_choice: ToolChoice = field(default_factory=ToolChoice)
 
 
 @dataclass(frozen=True)
@@ -96,6 +130,9 @@ class Capabilities:
             engine that takes JSON-schema functions only would offer them as something else.
         builtin_tools: It offers gpt-oss's built-in tools (python) as the model knows them.
         response_format: It holds the answer to a `ResponseFormat`.
+        tool_choice: It holds a reply to a forced `ToolChoice` (a call, of the named tool).
+        penalties: It applies `GenerationSettings`' frequency and presence penalties.
+        logit_bias: It applies `GenerationSettings.logit_bias` (token ids of its vocabulary).
         attachments: It gives the model the files attached to messages.
         keep_conversations: `Backend.keep_conversations` keeps other conversations' caches in
             RAM, so that conversations taking turns (`serve`) each reuse their own.
@@ -108,6 +145,9 @@ class Capabilities:
     freeform_tools: bool = False
     builtin_tools: bool = False
     response_format: bool = False
+    tool_choice: bool = False
+    penalties: bool = False
+    logit_bias: bool = False
     attachments: bool = False
     keep_conversations: bool = False
 
@@ -205,7 +245,8 @@ class BackendError(UserError):
 
 class UnsupportedRequest(BackendError):
     """A request asks what the engine cannot do; `field` names the part of the request
-    ("tools", "builtin_tools", "response_format", "attachments")."""
+    ("tools", "builtin_tools", "response_format", "tool_choice", "penalties", "logit_bias",
+    "attachments")."""
 
     def __init__(self, message: str, hint: str, field_name: str) -> None:
         super().__init__(message, hint, kind="unsupported")
@@ -230,6 +271,13 @@ def check_request(capabilities: Capabilities, request: ReplyRequest, engine: str
          bool(conversation.builtin_tools) and not c.builtin_tools),
         ("response_format", "hold a reply to a response format",
          request.response_format is not None and not c.response_format),
+        ("tool_choice", "make the model call a tool",
+         request.tool_choice.forced and not c.tool_choice),
+        ("penalties", "apply frequency or presence penalties",
+         bool(request.settings.frequency_penalty or request.settings.presence_penalty)
+         and not c.penalties),
+        ("logit_bias", "apply logit biases",
+         bool(request.settings.logit_bias) and not c.logit_bias),
         ("attachments", "read attached files",
          not c.attachments and any(m.attachments for m in conversation.messages)),
     )  # fmt: skip
