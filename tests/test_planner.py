@@ -206,3 +206,35 @@ def test_least_context_that_does_not_fit_falls_back_with_a_warning() -> None:
     assert p.fits and p.context == 16_384
     assert any("32,768 tokens does not fit" in w for w in p.warnings)
     assert not any("tokens or more" in r for r in p.reasons)
+
+
+def test_a_context_beyond_the_model_is_cut_with_a_warning_that_says_so() -> None:
+    hw = machine(["4090"], 64, 56)
+    p = plan(hw, catalog.load(), Wishes(context=200_000))
+    assert p.context == 131_072 and p.fits
+    assert any(
+        "gpt-oss-20b holds at most 131,072 tokens of context; using that instead of the "
+        "200,000 asked for" in w
+        for w in p.warnings
+    )
+    tiny = plan(hw, catalog.load(), Wishes(context=100))
+    assert tiny.context == 2_048 and any(
+        "100-token context is too small" in w for w in tiny.warnings
+    )
+    assert not any(
+        "asked for" in w for w in plan(hw, catalog.load(), Wishes(context=65_536)).warnings
+    )
+
+
+def test_effort_advice_stays_within_what_the_model_holds() -> None:
+    spec = catalog.load().model("gpt-oss-20b")
+    small = replace(spec, shape=replace(spec.shape, context_max=4_096))
+    hw = machine(["4090"], 64, 56)
+    p = plan(hw, catalog.load(), Wishes(context=8_192), spec=small)
+    assert p.context == 4_096
+    assert any("holds at most 4,096 tokens" in w for w in p.warnings)
+    effort = [w for w in p.warnings if "reasoning effort" in w]
+    assert effort and "the most this model holds" in effort[0] and "8,192" not in effort[0]
+    assert "--effort low" in effort[0]
+    short = plan(hw, catalog.load(), Wishes(context=2_048, effort="high"), spec=small)
+    assert any("use 4,096 or more" in w for w in short.warnings)

@@ -127,3 +127,13 @@ def test_json_writer_shapes() -> None:
     assert second["error"] == "unterminated JSON" and second["raw"] == '{"city": '
     assert last["type"] == "done" and last["stats"]["generated_tokens"] == 3
     assert Tool("get_weather").name == "get_weather"
+
+
+def test_a_context_beyond_the_file_is_cut_and_said_so(isolated_home: Path, tiny_gguf: Path) -> None:
+    done = gptoss(isolated_home, "run", "--model-path", str(tiny_gguf), "--context", "100000",
+                  "--max-tokens", "3", "--seed", "1", "hi")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "tiny holds at most 4,096 tokens of context; using that instead of the 100,000" in (
+        done.stderr
+    )
+    assert "8,192" not in done.stderr  # no advice to use more than the file holds

@@ -83,6 +83,12 @@ class ResponseFormat:
     schema: dict[str, Any] | None = None
     name: str = "response"
     strict: bool = True
+    description: str = ""  # shown to the model with the schema
+
+    def prompt_text(self) -> tuple[str, str, dict[str, Any]]:
+        """How the prompt shows it (Harmony's "# Response Formats"): name, description, and
+        the schema (any JSON object when there is none)."""
+        return self.name, self.description, self.schema or {"type": "object"}
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from gptoss_local.backends.base import (
     ReplyRequest,
     Stats,
     StopReason,
+    UnsupportedRequest,
     check_request,
     no_load_progress,
 )
@@ -33,6 +34,8 @@ from gptoss_local.backends.parallel import ParallelDecoder, Request
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.sampling import KeptSampler
 from gptoss_local.backends.saved_states import StateShelf
+from gptoss_local.backends.structured import SchemaError, ToolChoiceError, reply_grammar
+from gptoss_local.backends.structured.gate import Constraint, HeaderTokens
 from gptoss_local.backends.token_chunks import TokenizeCancelled, Tokenized, tokenize_reusing
 from gptoss_local.backends.token_loop import TokenLoop
 from gptoss_local.events import Event
@@ -56,14 +59,16 @@ HARMONY_TOKENS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|const
 
 
 def _harmony_options(request: ReplyRequest) -> dict[str, Any]:
-    """What the Harmony renderer needs besides the messages."""
-    conversation, settings = request.conversation, request.settings
+    """What the Harmony renderer needs besides the messages (a response format is shown to the
+    model in the developer message, so it reasons knowing the shape its answer must have)."""
+    conversation, settings, asked = request.conversation, request.settings, request.response_format
     return {
         "effort": settings.effort,
         "instructions": conversation.instructions,
         "tools": list(conversation.tools),
         "current_date": conversation.current_date,
         "builtin_tools": list(conversation.builtin_tools),
+        "response_format": asked.prompt_text() if asked is not None else None,
     }
 
 
@@ -80,6 +85,7 @@ class LlamaCppBackend:
 
     capabilities = Capabilities(
         prefill=True, tools=True, namespaces=True, freeform_tools=True, builtin_tools=True,
+        response_format=True, tool_choice=True, penalties=True, logit_bias=True,
         keep_conversations=True,
     )  # fmt: skip
 
@@ -107,13 +113,20 @@ class LlamaCppBackend:
         self._closed = False  # before _special_ids, which closes on a foreign vocabulary
         ids = self._special_ids(tuple(STOP_TOKENS))
         self._stops: dict[int, StopReason] = {ids[t]: r for t, r in STOP_TOKENS.items()}
-        self._special_ids(HARMONY_TOKENS)  # refuse a vocab without Harmony's control tokens
+        # A vocab without Harmony's control tokens is refused here.
+        self._ids = {**ids, **self._special_ids(HARMONY_TOKENS)}
+        i = self._ids
+        self._header = HeaderTokens(
+            i["<|channel|>"], i["<|message|>"], i["<|constrain|>"],
+            frozenset([i["<|start|>"], i["<|end|>"], *self._stops]),
+        )  # fmt: skip
         window = int(native.model_meta(self._native.model, "gpt-oss.attention.sliding_window") or 0)
         self._caches = [
             PromptCache(self._native.context, window, sequence=n) for n in range(settings.sequences)
         ]
         self.cache = self._caches[0]
         self._pieces = native.PieceCache(self._native.vocab)
+        self._n_vocab = int(native.lib().llama_vocab_n_tokens(self._native.vocab))
         self._parallel: ParallelDecoder | None = None
         if settings.sequences > 1:
             self._parallel = ParallelDecoder(
@@ -183,12 +196,56 @@ class LlamaCppBackend:
         options: LlamaOptions | None = None,
     ) -> Reply:
         """The assistant's next turn (see `Backend.stream`); `options` replace the backend's
-        own llama.cpp options for this reply."""
+        own llama.cpp options for this reply.
+
+        Raises:
+            UnsupportedRequest: also for a response format or tool choice the grammar cannot
+                hold (a schema keyword it cannot express, a tool that is not offered).
+        """
         check_request(self.capabilities, request, "llamacpp")
-        return Reply(self._generate(request, cancel, options or self.options))
+        self._check_biases(request)
+        constraint = self._constraint(request)
+        return Reply(self._generate(request, cancel, options or self.options, constraint))
+
+    def _check_biases(self, request: ReplyRequest) -> None:
+        """Refuse a logit bias for a token this vocabulary does not have (llama.cpp would
+        abort on it when it samples on the GPU)."""
+        for token, _bias in request.settings.logit_bias:
+            if token >= self._n_vocab:
+                raise UnsupportedRequest(
+                    _("logit_bias names token {token}; this model has {size:,} tokens").format(
+                        token=token, size=self._n_vocab
+                    ),
+                    _("Use token ids of this model's vocabulary."),
+                    "logit_bias",
+                )
+
+    def _constraint(self, request: ReplyRequest) -> Constraint | None:
+        """What the reply's response format or forced tool choice holds it to (None: nothing).
+
+        Raises:
+            UnsupportedRequest: naming "response_format" or "tool_choice", with the schema's
+                `SchemaError` (its keyword and path) as the cause.
+        """
+        field = "tool_choice" if request.tool_choice.forced else "response_format"
+        try:
+            grammar = reply_grammar(request)
+        except (SchemaError, ToolChoiceError) as exc:
+            hint = _("Leave that keyword out of the schema, or check the answer afterwards.")
+            if isinstance(exc, ToolChoiceError):
+                hint = _("Offer the tool, or ask for another.")
+            raise UnsupportedRequest(str(exc), hint, field) from exc
+        if grammar is None:
+            return None
+        barred = tuple(self._ids[token] for token in grammar.barred)
+        return Constraint(grammar.gbnf, grammar.from_final, barred, self._header)
 
     def _generate(
-        self, request: ReplyRequest, cancel: threading.Event | None, options: LlamaOptions
+        self,
+        request: ReplyRequest,
+        cancel: threading.Event | None,
+        options: LlamaOptions,
+        constraint: Constraint | None,
     ) -> Generator[Event, None, Stats]:
         started = time.perf_counter()
         settings = request.settings
@@ -202,7 +259,7 @@ class LlamaCppBackend:
             except TokenizeCancelled:
                 return Stats(stop_reason="cancelled", context_size=context_size)
             decoding = Request(tokens, settings, options, cancel or threading.Event(),
-                               turn_start=turn_start)  # fmt: skip
+                               turn_start=turn_start, constraint=constraint)  # fmt: skip
             return (yield from self._parallel.stream(decoding))
         with self._lock:  # every native call of a reply, tokenizing included, holds it
             self._check_open()
@@ -213,8 +270,9 @@ class LlamaCppBackend:
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, context_size, cancel
             )
+            vocab, context = self._native.vocab, self._native.context
             sampler = self._samplers.get(
-                self._native.vocab, settings, options, self._native.context
+                vocab, settings, options, context, constraint, self._pieces
             )
             try:
                 return (yield from loop.run(tokens, sampler, settings.max_tokens, started,
@@ -250,6 +308,11 @@ class LlamaCppBackend:
         """
         check_request(self.capabilities, request, "llamacpp")
         settings = request.settings
+        try:
+            self._check_biases(request)
+            constraint = self._constraint(request)
+        except UnsupportedRequest:
+            return 0  # the reply itself will say why
         prefix = render_next_turn_prefix(
             list(request.conversation.messages), **_harmony_options(request)
         )
@@ -268,8 +331,9 @@ class LlamaCppBackend:
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, self.settings.context, cancel
             )
+            vocab, context = self._native.vocab, self._native.context
             sampler = self._samplers.get(
-                self._native.vocab, settings, options or self.options, self._native.context
+                vocab, settings, options or self.options, context, constraint, self._pieces
             )
             try:
                 return loop.prefill(tokens)

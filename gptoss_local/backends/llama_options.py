@@ -10,9 +10,11 @@ class LlamaOptions:
     """llama.cpp-only options of a reply.
 
     Attributes:
-        grammar: GBNF constraining the raw output (structured replies; tests steer the tiny
-            random model with it).
-        logit_bias: (token id, bias) pairs; -inf bans a token.
+        grammar: GBNF constraining the raw output from its first token (tests steer the tiny
+            random model with it); held beside the grammar of a response format or tool choice
+            (`backends/structured`), never instead of it.
+        logit_bias: (token id, bias) pairs; -inf bans a token. Added to the request's own
+            `GenerationSettings.logit_bias`.
         backend_sampling: Sample inside llama.cpp's compute graph (on the GPU) instead of
             after it, saving a round trip per token; llama.cpp calls this experimental and it
             falls back to the CPU when refused.

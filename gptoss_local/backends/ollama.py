@@ -44,8 +44,10 @@ class OllamaBackend:
 
     # No prefill: Ollama's API cannot evaluate a prompt without answering it, and the daemon
     # keeps its own prompt cache between requests. Its gpt-oss template renders a function
-    # named python as the built-in.
-    capabilities = Capabilities(prefill=False, tools=True, builtin_tools=True)
+    # named python as the built-in. A response format is its `format` (a grammar on the
+    # answer). No tool choice and no logit bias in its API; the penalties are options its
+    # Go sampler, which runs gpt-oss, reads nowhere (ollama/ollama#15783: ignored in silence).
+    capabilities = Capabilities(prefill=False, tools=True, builtin_tools=True, response_format=True)
 
     def __init__(
         self, daemon: OllamaDaemon, model: str, context: int = 8192, keep_alive: str = "10m"
@@ -78,11 +80,15 @@ class OllamaBackend:
         self, request: ReplyRequest, cancel: threading.Event | None
     ) -> Generator[Event, None, Stats]:
         settings = request.settings
-        arguments = chat_request(request.conversation, settings, self.context)
+        arguments = chat_request(
+            request.conversation, settings, self.context, request.response_format
+        )
         started, first, cancelled = time.monotonic(), None, False
         final: Any = None
         called = False
         try:
+            # The think level goes with every request, a formatted one too: Ollama needs one
+            # for gpt-oss to reason before an answer held to a `format`.
             for chunk in self._client.chat(
                 model=self.model, stream=True, think=settings.effort,
                 keep_alive=self.keep_alive, **arguments,

@@ -11,14 +11,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gptoss_local.backends.base import GenerationSettings
+from gptoss_local.backends.base import GenerationSettings, ResponseFormat
 from gptoss_local.conversation import BuiltinTool, Conversation, Message, Tool
 
 
 def chat_request(
-    conversation: Conversation, settings: GenerationSettings, context: int
+    conversation: Conversation,
+    settings: GenerationSettings,
+    context: int,
+    response_format: ResponseFormat | None = None,
 ) -> dict[str, Any]:
-    """`messages`, `tools` and `options` for `Client.chat` (model, think, stream added there)."""
+    """`messages`, `tools`, `options` and `format` for `Client.chat` (model, think, stream
+    added there)."""
     messages: list[dict[str, Any]] = []
     if conversation.instructions:
         messages.append({"role": "system", "content": conversation.instructions})
@@ -28,7 +32,16 @@ def chat_request(
     tools += [builtin_tool(b) for b in conversation.builtin_tools]
     if tools:
         request["tools"] = tools
+    if response_format is not None:
+        request["format"] = to_format(response_format)
     return request
+
+
+def to_format(response_format: ResponseFormat) -> dict[str, Any] | str:
+    """Ollama's `format`: the JSON schema itself, or "json" for any JSON. Ollama holds the
+    answer to it with a grammar; for gpt-oss the reasoning before it stays free as long as a
+    think level is sent with it (the backend always sends the effort)."""
+    return response_format.schema if response_format.schema is not None else "json"
 
 
 def to_message(message: Message) -> dict[str, Any]:
@@ -76,7 +89,9 @@ def builtin_tool(tool: BuiltinTool) -> dict[str, Any]:
 
 
 def options(settings: GenerationSettings, context: int) -> dict[str, Any]:
-    """Ollama's sampling options; grammar and logit bias have no Ollama equivalent."""
+    """Ollama's sampling options. Grammar and logit bias have no Ollama equivalent; its
+    frequency and presence penalties are accepted but ignored by the runner gpt-oss uses
+    (ollama/ollama#15783), so they are not sent (the backend declares it cannot apply them)."""
     out: dict[str, Any] = {"num_ctx": context, "temperature": settings.temperature,
                            "top_p": settings.top_p}  # fmt: skip
     if settings.top_k:

@@ -58,7 +58,13 @@ class OpenAIClientBackend:
 
     # The server keeps its own prompt cache; the API cannot evaluate without answering. Its
     # tools are functions: gpt-oss's built-ins have no place in a Chat Completions request.
-    capabilities = Capabilities(prefill=False, tools=True)
+    # A response format, a tool choice, penalties and logit biases are fields of the request
+    # and go to the server, which holds the reply to them (or refuses the request: a server
+    # that cannot answers an error, never taken for a reply).
+    capabilities = Capabilities(
+        prefill=False, tools=True, response_format=True, tool_choice=True, penalties=True,
+        logit_bias=True,
+    )  # fmt: skip
 
     def __init__(self, base_url: str, model: str | None = None, api_key: str | None = None):
         self.endpoint = Endpoint(base_url, api_key)
@@ -116,7 +122,7 @@ class OpenAIClientBackend:
             yield TurnEnded("truncated")
             return Stats(stop_reason="cancelled", context_size=self.context)
         reading = _Reading()
-        body = chat_body(self.model, request.conversation, request.settings)
+        body = chat_body(self.model, request)
         url = self.endpoint.url
         broken: str | None = None
         try:

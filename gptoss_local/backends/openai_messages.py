@@ -1,4 +1,5 @@
-"""Our `Conversation` and `GenerationSettings` as a Chat Completions request body.
+"""Our `ReplyRequest` (conversation, settings, what the reply is asked besides) as a Chat
+Completions request body.
 
 The server renders the Harmony prompt itself. Instructions go first as a system message (which
 gpt-oss servers put into the developer message); each past tool call gets an id, and the tool
@@ -11,14 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gptoss_local.backends.base import GenerationSettings
-from gptoss_local.conversation import Conversation, Message, Tool
+from gptoss_local.backends.base import ReplyRequest, ResponseFormat
+from gptoss_local.conversation import Message, Tool
 
 
-def chat_body(
-    model: str, conversation: Conversation, settings: GenerationSettings
-) -> dict[str, Any]:
+def chat_body(model: str, request: ReplyRequest) -> dict[str, Any]:
     """The JSON of a streamed chat completion request."""
+    conversation, settings = request.conversation, request.settings
     messages: list[dict[str, Any]] = []
     if conversation.instructions:
         messages.append({"role": "system", "content": conversation.instructions})
@@ -42,7 +42,38 @@ def chat_body(
         body["top_k"] = settings.top_k
     if settings.min_p:
         body["min_p"] = settings.min_p
+    body.update(_asked(request))
     return body
+
+
+def _asked(request: ReplyRequest) -> dict[str, Any]:
+    """What the request asks of the reply besides sampling, in OpenAI's fields; left out
+    where it asks nothing (a server that lacks one then never sees it)."""
+    settings = request.settings
+    fields: dict[str, Any] = {}
+    if request.response_format is not None:
+        fields["response_format"] = response_format(request.response_format)
+    choice = request.tool_choice
+    if choice.name is not None:
+        fields["tool_choice"] = {"type": "function", "function": {"name": choice.name}}
+    elif choice.required:
+        fields["tool_choice"] = "required"
+    if settings.frequency_penalty:
+        fields["frequency_penalty"] = settings.frequency_penalty
+    if settings.presence_penalty:
+        fields["presence_penalty"] = settings.presence_penalty
+    if settings.logit_bias:
+        fields["logit_bias"] = {str(token): bias for token, bias in settings.logit_bias}
+    return fields
+
+
+def response_format(asked: ResponseFormat) -> dict[str, Any]:
+    """A `ResponseFormat` as Chat Completions' `response_format`: a named JSON schema, or
+    any JSON object."""
+    if asked.schema is None:
+        return {"type": "json_object"}
+    schema = {"name": asked.name, "schema": asked.schema, "strict": asked.strict}
+    return {"type": "json_schema", "json_schema": schema}
 
 
 def _messages(history: list[Message]) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.reply_progress import ReplyProgress
 from gptoss_local.backends.sampling import KeptSampler, Sampler
+from gptoss_local.backends.structured.gate import Constraint
 from gptoss_local.events import Event
 from gptoss_local.i18n import _
 
@@ -48,6 +49,7 @@ class Request:
     out: queue.SimpleQueue[Any] = field(default_factory=queue.SimpleQueue)
     gone: threading.Event = field(default_factory=threading.Event)  # its reader stopped
     turn_start: bool = False  # the prompt ends with the user's message (`prompt_done`)
+    constraint: Constraint | None = None  # a response format's or tool choice's grammar
 
     def cancelled(self) -> bool:
         return self.cancel.is_set() or self.gone.is_set()
@@ -191,8 +193,9 @@ class ParallelDecoder:
         slot.next_token = None
         slot.joined = next(self._order)
         slot.sampler = slot.samplers.get(
-            self._loaded.vocab, request.settings, request.options, self._loaded.context
-        )
+            self._loaded.vocab, request.settings, request.options, self._loaded.context,
+            request.constraint, self._pieces,
+        )  # fmt: skip
 
     def _progress(self, request: Request) -> ReplyProgress:
         limit = request.settings.max_tokens

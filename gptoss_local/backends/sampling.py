@@ -1,8 +1,13 @@
 """A native llama.cpp sampler chain built from `GenerationSettings` and `LlamaOptions`, skipping
-no-op stages.
+no-op stages; and the grammars a reply is held to.
 
 Stages that change nothing still cost time over gpt-oss's 201k-token vocabulary: top-p 1.0 sorts
-every candidate, so it (and top-k 0, min-p 0, temperature 1) is left out of the chain.
+every candidate, so it (and top-k 0, min-p 0, temperature 1) is left out of the chain. The
+chain is: logit biases (the request's, `LlamaOptions`', and the end tokens a structured reply
+may not end with, merged), OpenAI's frequency and presence penalties, then greedy or top-k /
+top-p / min-p / temperature / dist. Grammars (`LlamaOptions.grammar`, a structured reply's) are
+not a stage: `structured.gate.GrammarGate` checks the token the chain samples against them, and
+samples again under them only when it does not fit.
 """
 
 from __future__ import annotations
@@ -12,14 +17,24 @@ from typing import Any
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings
 from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.structured.gate import Constraint, FinalHeaderWatch, GrammarGate
 from gptoss_local.i18n import _
+
+# Penalties count a token over this many of the reply's last tokens when the context's size is
+# not known; with a context, over all of it, as OpenAI counts "the text so far".
+PENALTY_TOKENS = 4096
 
 
 class Sampler:
-    """Owns one `llama_sampler` chain; `sample()` picks and accepts the next token.
+    """Owns one `llama_sampler` chain (and the reply's grammars); `sample()` picks and accepts
+    the next token.
 
     With `options.backend_sampling` the chain is attached to the context for `sequence`, so
-    llama.cpp samples as part of each decode and `sample()` only reads the token back.
+    llama.cpp samples as part of each decode and `sample()` only reads the token back. A grammar
+    samples on the CPU (llama.cpp has none on the GPU): a reply held from its first token never
+    attaches; one held from its final message on samples its reasoning in the graph and leaves
+    it when the grammar starts (a copy of the chain, with its counts and random stream, goes
+    on on the CPU; llama.cpp re-reserves its graph once, ~30 ms).
     """
 
     def __init__(
@@ -29,28 +44,38 @@ class Sampler:
         options: LlamaOptions | None = None,
         context: Any = None,
         sequence: int = 0,
+        constraint: Constraint | None = None,
+        pieces: native.PieceCache | None = None,
     ) -> None:
         options = options or LlamaOptions()
         bindings = native.lib()
         params = bindings.llama_sampler_chain_default_params()
         params.no_perf = True
         self._chain = bindings.llama_sampler_chain_init(params)
+        self._gate: GrammarGate | None = None
+        self._attached_to = None
+        self._sequence = sequence
         self.stages: list[str] = []
         try:
-            for name, stage in _stages(bindings, vocab, settings, options):
+            window = int(bindings.llama_n_ctx(context)) if context is not None else PENALTY_TOKENS
+            biases = _biases(bindings, vocab, settings, options, constraint)
+            for name, stage in _stages(bindings, vocab, settings, biases, window):
                 if not stage:
                     raise BackendError(
                         _("llama.cpp refused the sampler stage {name}").format(name=name)
                     )
                 bindings.llama_sampler_chain_add(self._chain, stage)
                 self.stages.append(name)
+            counting = "penalties" in self.stages  # the only stage that keeps what it is given
+            self._gate = _gate(vocab, options, constraint, pieces, biases, counting)
         except BaseException:
             self.free()
             raise
+        if self._gate is not None:
+            self.stages.append("grammar")
         self._sample = bindings.llama_sampler_sample
-        self._attached_to = None
-        self._sequence = sequence
-        on_backend = options.backend_sampling and context is not None
+        free_first = self._gate is None or not self._gate.holding
+        on_backend = options.backend_sampling and context is not None and free_first
         if on_backend and bindings.llama_set_sampler(context, sequence, self._chain):
             self._attached_to = context
             self.stages.append("on-backend")
@@ -61,18 +86,45 @@ class Sampler:
         return self._attached_to is not None
 
     def reset(self) -> None:
-        """Start a new reply: the grammar from its root, the random stream from the seed."""
+        """Start a new reply: grammars from their root, the random stream from the seed."""
         native.lib().llama_sampler_reset(self._chain)
+        if self._gate is not None:
+            self._gate.reset()
 
     def sample(self, context: Any, index: int = -1) -> int:
         """The next token from the logits of the batch's token `index` (-1: the last)."""
-        return int(self._sample(self._chain, context, index))
+        if self._gate is None:
+            return int(self._sample(self._chain, context, index))
+        token = self._gate.sample(self._chain, context, index)
+        if self._attached_to is not None and self._gate.holding:
+            self._leave_graph()  # before the next decode, whose logits the grammar needs
+        return token
+
+    @property
+    def keepable(self) -> bool:
+        """Whether `KeptSampler` may keep it: attached, and with no grammar to leave it for."""
+        return self._attached_to is not None and self._gate is None
+
+    def _leave_graph(self) -> None:
+        """Go on sampling on the CPU with a copy of the chain (a chain llama.cpp set up for its
+        graph skips its graph stages on the CPU, so it cannot be used there itself)."""
+        bindings = native.lib()
+        copy = bindings.llama_sampler_clone(self._chain)
+        if not copy:
+            raise BackendError(_("llama.cpp could not copy the sampler chain"))
+        bindings.llama_set_sampler(self._attached_to, self._sequence, None)
+        bindings.llama_sampler_free(self._chain)
+        self._chain, self._attached_to = copy, None
+        self.stages.append("left the graph")
 
     def free(self) -> None:
         """Detach from the context and release the native chain (and its stages)."""
         if self._attached_to is not None:
             native.lib().llama_set_sampler(self._attached_to, self._sequence, None)
             self._attached_to = None
+        if self._gate is not None:
+            self._gate.free()
+            self._gate = None
         if self._chain:
             native.lib().llama_sampler_free(self._chain)
             self._chain = None
@@ -83,7 +135,9 @@ class KeptSampler:
 
     Attaching or detaching a chain makes llama.cpp re-reserve its compute graph at the next
     decode (~30 ms before the first token on an H200), so a chat whose replies share their
-    sampling settings reuses one attached chain, reset, instead. One per sequence.
+    sampling settings reuses one attached chain, reset, instead. One per sequence. A chain that
+    is not attached (CPU sampling) or has a grammar is never kept; the kept one is detached
+    before another runs, or llama.cpp would go on sampling for the sequence in its graph.
     """
 
     def __init__(self, sequence: int = 0) -> None:
@@ -91,17 +145,24 @@ class KeptSampler:
         self._kept: tuple[tuple[object, ...], Sampler] | None = None
 
     def get(
-        self, vocab: Any, settings: GenerationSettings, options: LlamaOptions, context: Any
+        self,
+        vocab: Any,
+        settings: GenerationSettings,
+        options: LlamaOptions,
+        context: Any,
+        constraint: Constraint | None = None,
+        pieces: native.PieceCache | None = None,
     ) -> Sampler:
-        """A chain for `settings` and `options`: the kept one when it matches, else a new one."""
-        key = _key(settings, options)
+        """A chain for `settings`, `options` and `constraint`: the kept one when it matches,
+        else a new one."""
+        key = _key(settings, options, constraint)
         if self._kept is not None and self._kept[0] == key:
             sampler = self._kept[1]
             sampler.reset()
             return sampler
         self.drop()
-        sampler = Sampler(vocab, settings, options, context, self._sequence)
-        if sampler.attached:
+        sampler = Sampler(vocab, settings, options, context, self._sequence, constraint, pieces)
+        if sampler.keepable:
             self._kept = (key, sampler)
         return sampler
 
@@ -117,25 +178,73 @@ class KeptSampler:
             self._kept = None
 
 
-def _key(s: GenerationSettings, o: LlamaOptions) -> tuple[object, ...]:
-    """What decides a chain's stages (effort and token limits do not)."""
-    return (s.temperature, s.top_k, s.top_p, s.min_p, s.seed, o)
+def _key(s: GenerationSettings, o: LlamaOptions, c: Constraint | None) -> tuple[object, ...]:
+    """Everything that decides a chain's stages and grammars (effort and token limits do not)."""
+    sampling = (s.temperature, s.top_k, s.top_p, s.min_p, s.seed)
+    return (*sampling, s.frequency_penalty, s.presence_penalty, s.logit_bias, o, c)
+
+
+def _biases(
+    bindings: Any,
+    vocab: Any,
+    s: GenerationSettings,
+    o: LlamaOptions,
+    c: Constraint | None,
+) -> tuple[tuple[int, float], ...]:
+    """Every bias asked, summed per token (the request's, the options', a constraint's bars)."""
+    n_vocab = int(bindings.llama_vocab_n_tokens(vocab))
+    summed: dict[int, float] = {}
+    barred = [(token, float("-inf")) for token in (c.barred if c else ())]
+    for token, bias in (*s.logit_bias, *o.logit_bias, *barred):
+        if not 0 <= token < n_vocab:
+            why = _("logit bias for token {token}, which the vocabulary ({size:,} tokens) lacks")
+            raise BackendError(why.format(token=token, size=n_vocab), kind="unsupported")
+        summed[token] = summed.get(token, 0.0) + bias
+    return tuple(sorted(summed.items()))
+
+
+def _gate(
+    vocab: Any,
+    o: LlamaOptions,
+    c: Constraint | None,
+    pieces: native.PieceCache | None,
+    biases: tuple[tuple[int, float], ...],
+    counting: bool,
+) -> GrammarGate | None:
+    always = [o.grammar] if o.grammar else []
+    final, watch = None, None
+    if c is not None and not c.from_final:
+        always.append(c.grammar)
+    elif c is not None:
+        if pieces is None:
+            raise BackendError(_("a structured reply needs the token pieces to find its answer"))
+        final, watch = c.grammar, FinalHeaderWatch(c.header, pieces)
+    if not always and final is None:
+        return None
+    banned = tuple(t for t, bias in biases if bias == float("-inf"))
+    return GrammarGate(vocab, always, final, watch, banned, pieces, counting)
 
 
 def _stages(
-    bindings: Any, vocab: Any, s: GenerationSettings, o: LlamaOptions
+    bindings: Any,
+    vocab: Any,
+    s: GenerationSettings,
+    biases: tuple[tuple[int, float], ...],
+    window: int,
 ) -> list[tuple[str, Any]]:
     stages: list[tuple[str, Any]] = []
-    if o.logit_bias:
-        biases = (bindings.llama_logit_bias * len(o.logit_bias))(*o.logit_bias)
+    if biases:
+        array = (bindings.llama_logit_bias * len(biases))(*biases)
         n_vocab = bindings.llama_vocab_n_tokens(vocab)
         stages.append(
-            ("logit_bias", bindings.llama_sampler_init_logit_bias(n_vocab, len(biases), biases))
+            ("logit_bias", bindings.llama_sampler_init_logit_bias(n_vocab, len(biases), array))
         )
-    if o.grammar:
-        stages.append(
-            ("grammar", bindings.llama_sampler_init_grammar(vocab, o.grammar.encode(), b"root"))
+    if s.frequency_penalty or s.presence_penalty:
+        n_vocab = bindings.llama_vocab_n_tokens(vocab)
+        penalties = bindings.llama_sampler_init_penalties(
+            n_vocab, window, 1.0, s.frequency_penalty, s.presence_penalty
         )
+        stages.append(("penalties", penalties))
     if s.temperature <= 0:
         return [*stages, ("greedy", bindings.llama_sampler_init_greedy())]
     if s.top_k > 0:

@@ -62,6 +62,16 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
             "`gptoss-local tools` lists it, or a pattern such as 'git__*' (repeatable)"),
     )  # fmt: skip
     parser.add_argument(
+        "--tool-choice", metavar="required|NAME",
+        help=_("make the first reply call a tool: any offered one (required), or the one named "
+            "(default: auto, the model decides)"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--schema", metavar="FILE|JSON",
+        help=_("answer with JSON that this JSON schema accepts (a file, or the schema itself); "
+            "exit 1 when the answer does not match"),
+    )  # fmt: skip
+    parser.add_argument(
         "--show-reasoning", action="store_true", help=_("print the reasoning to stderr")
     )
     parser.add_argument("--json", action="store_true", help=_("one JSON object per line on stdout"))

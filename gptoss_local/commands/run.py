@@ -13,8 +13,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gptoss_local import config
-from gptoss_local.backends.base import GenerationSettings, Stats
+from gptoss_local.backends.base import GenerationSettings, ResponseFormat, Stats, ToolChoice
 from gptoss_local.commands.notes import LoadNotes, warn
+from gptoss_local.commands.run_request import (
+    AskedBackend,
+    answer_problem,
+    kind_of,
+    response_format,
+    tool_choice,
+)
 from gptoss_local.config import Settings
 from gptoss_local.conversation import Conversation, Message, Tool
 from gptoss_local.errors import WishError
@@ -26,6 +33,7 @@ from gptoss_local.launch.prepare import prepare
 from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.tools import (
     Approvals,
+    ChainEnded,
     LoopEvent,
     ReplyEnded,
     ToolCallFinished,
@@ -37,9 +45,11 @@ from gptoss_local.tools.python_tool import NAME as PYTHON
 
 
 def run_run(args: argparse.Namespace) -> int:
-    """Answer one prompt; exit 130 when interrupted."""
+    """Answer one prompt; exit 130 when interrupted, 1 when the answer (printed all the same)
+    does not match `--schema`."""
     settings = config.load()
     wishes = wishes_from(args, settings)
+    fmt = response_format(args.schema)
     conversation = Conversation(
         messages=(Message(role="user", content=_read_prompt(args)),),
         instructions=args.instructions,
@@ -58,7 +68,8 @@ def run_run(args: argparse.Namespace) -> int:
             )  # fmt: skip
             sys.stdout.write(text + "\n")
             return 0
-        return _answer(args, settings, wishes, conversation, registry)
+        choice = tool_choice(args.tool_choice, conversation)
+        return _answer(args, settings, wishes, conversation, registry, fmt, choice)
     finally:
         registry.close()
 
@@ -101,6 +112,8 @@ def _answer(
     wishes: Wishes,
     conversation: Conversation,
     registry: ToolRegistry,
+    fmt: ResponseFormat | None,
+    choice: ToolChoice,
 ) -> int:
     ready = prepare(wishes, settings, warn=warn).ready
     assert ready is not None  # made ready: `run` asks nothing first
@@ -111,11 +124,11 @@ def _answer(
         top_p=args.top_p,
         seed=args.seed,
     )
-    backend = ready.open(LoadNotes())
+    backend = AskedBackend(ready.open(LoadNotes()), fmt, choice)
     try:
         loop = ToolLoop(backend, registry, Approvals(args.allow_tool),
                         max_calls=settings.max_tool_calls)  # fmt: skip
-        return _stream(loop, conversation, generation, args)
+        return _stream(loop, conversation, generation, args, fmt)
     finally:
         backend.close()
 
@@ -125,19 +138,26 @@ def _stream(
     conversation: Conversation,
     generation: GenerationSettings,
     args: argparse.Namespace,
+    fmt: ResponseFormat | None = None,
 ) -> int:
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_args: _interrupt(cancel))
     writer = _JsonWriter(sys.stdout) if args.json else None
     stats: Stats | None = None
+    turn: list[str] = []  # the answer of the turn streaming now
+    answer, ended = "", "answered"
     try:
         for event in loop.run(conversation, generation, cancel):
             if isinstance(event, ReplyEnded):
-                stats = event.stats
+                stats, answer, turn = event.stats, "".join(turn), []
+            elif isinstance(event, ChainEnded):
+                ended = event.reason
             elif writer:
                 writer.event(event)
             else:
-                _show(event, args.show_reasoning)
+                _show(event, args.show_reasoning, answer_only=fmt is not None)
+            if isinstance(event, AnswerDelta):
+                turn.append(event.text)
         if writer:
             writer.done(stats)
         else:
@@ -146,15 +166,30 @@ def _stream(
                 _stderr(_("[stopped: --max-tokens reached]"))
     finally:
         signal.signal(signal.SIGINT, previous)
-    return 130 if cancel.is_set() else 0
+    if cancel.is_set():
+        return 130
+    # A call of a --tools function ends the run with no answer: it is the caller's turn.
+    if fmt is None or ended == "external_call":
+        return 0
+    return _check(answer, fmt)
 
 
-def _show(event: LoopEvent, show_reasoning: bool) -> None:
-    """One event as text: the answer to stdout, tool calls and results to stderr."""
-    if isinstance(event, (AnswerDelta, PreambleDelta)):
+def _check(answer: str, fmt: ResponseFormat) -> int:
+    """Exit 1, saying why on stderr, when the answer (printed already) misses the schema."""
+    problem = answer_problem(answer, fmt)
+    if problem is None:
+        return 0
+    _stderr(_("gptoss-local: error: {error}").format(error=problem))
+    return 1
+
+
+def _show(event: LoopEvent, show_reasoning: bool, answer_only: bool = False) -> None:
+    """One event as text: the answer to stdout (preambles too, unless `answer_only`: then
+    stdout is the answer alone), tool calls and results to stderr."""
+    if isinstance(event, AnswerDelta) or (isinstance(event, PreambleDelta) and not answer_only):
         sys.stdout.write(event.text)
         sys.stdout.flush()
-    elif isinstance(event, ReasoningDelta) and show_reasoning:
+    elif isinstance(event, PreambleDelta) or (isinstance(event, ReasoningDelta) and show_reasoning):
         _stderr(event.text, end="")
     elif isinstance(event, ToolCall):
         arguments = json.dumps(event.arguments, ensure_ascii=False)
@@ -254,7 +289,7 @@ def _load_tools(path: Path | None) -> tuple[Any, ...]:
     if not isinstance(raw, list):
         raise WishError(
             _("{path}: expected a JSON list of function tools, not {kind}").format(
-                path=path, kind=_kind(raw)
+                path=path, kind=kind_of(raw)
             )
         )
     tools = []
@@ -264,11 +299,6 @@ def _load_tools(path: Path | None) -> tuple[Any, ...]:
         except ValueError as exc:
             raise WishError(f"{path}: {exc}") from None
     return tuple(tools)
-
-
-def _kind(value: object) -> str:
-    names: dict[type, str] = {dict: _("an object"), str: _("a string")}
-    return names.get(type(value), type(value).__name__)
 
 
 def _stderr(text: str, end: str = "\n") -> None:

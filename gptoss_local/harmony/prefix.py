@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterable
 
 from gptoss_local.conversation import BuiltinTool, Message, Tool
-from gptoss_local.harmony.render import render_prompt
+from gptoss_local.harmony.render import ResponseFormatText, render_prompt
 
 _NEXT_USER = "<|start|>user<|message|>"
 
@@ -21,6 +21,7 @@ def render_next_turn_prefix(
     knowledge_cutoff: str = "2024-06",
     keep_past_tool_calls: bool = False,
     builtin_tools: Iterable[BuiltinTool] = (),
+    response_format: ResponseFormatText | None = None,
 ) -> str:
     """The text every prompt of the next turn starts with: the conversation as it will be
     rendered once the user adds a message, up to where that message begins.
@@ -40,5 +41,6 @@ def render_next_turn_prefix(
         knowledge_cutoff=knowledge_cutoff,
         keep_past_tool_calls=keep_past_tool_calls,
         builtin_tools=builtin_tools,
+        response_format=response_format,
     )
     return text[: text.rindex(_NEXT_USER)]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from gptoss_local.conversation import (
     BUILTIN_TOOL_NAMES,
@@ -30,6 +31,8 @@ from gptoss_local.harmony.neutralise import neutralise
 from gptoss_local.kinds import EFFORTS
 
 MODEL_IDENTITY = "You are ChatGPT, a large language model trained by OpenAI."
+# An answer's format as the prompt shows it: its name, a description, and its JSON schema.
+ResponseFormatText = tuple[str, str, dict[str, Any]]
 
 
 def render_prompt(
@@ -42,6 +45,7 @@ def render_prompt(
     knowledge_cutoff: str = "2024-06",
     keep_past_tool_calls: bool = False,
     builtin_tools: Iterable[BuiltinTool] = (),
+    response_format: ResponseFormatText | None = None,
 ) -> str:
     """Render the prompt for the next assistant turn.
 
@@ -56,6 +60,9 @@ def render_prompt(
             reasoning is dropped either way). Off by default to keep prompts short.
         builtin_tools: Built-in tools offered (the python tool), described in the system
             message.
+        response_format: The answer's format as (name, description, JSON schema), written at
+            the end of the developer message under "# Response Formats", as Harmony's format
+            guide lays it out: the model reasons knowing the shape it must answer in.
 
     Returns:
         Harmony text ending with ``<|start|>assistant``.
@@ -85,8 +92,9 @@ def render_prompt(
     functions = any(tool.namespace == FUNCTIONS for tool in tools)
     system = _system_body(effort, date, knowledge_cutoff, functions, builtins)
     parts = [_message("system", system)]
-    if instructions or tools:
-        parts.append(_message("developer", _developer_body(instructions, tools)))
+    if instructions or tools or response_format:
+        body = _developer_body(instructions, tools, response_format)
+        parts.append(_message("developer", body))
     freeform = frozenset(name for name, t in zip(names, tools, strict=True) if t.text_input)
     parts.extend(_history(history, keep_past_tool_calls, freeform))
     parts.append("<|start|>assistant")
@@ -116,13 +124,21 @@ def _system_body(
     return body
 
 
-def _developer_body(instructions: str | None, tools: Sequence[Tool]) -> str:
+def _developer_body(
+    instructions: str | None, tools: Sequence[Tool], response_format: ResponseFormatText | None
+) -> str:
     sections = ["# Instructions", instructions] if instructions else []
     if tools:
         # openai-harmony keeps namespaces in a map ordered by name.
         spaces = sorted({tool.namespace for tool in tools})
         found = [_namespace(space, [t for t in tools if t.namespace == space]) for space in spaces]
         sections.append("# Tools\n\n" + "\n\n".join(found))
+    if response_format:
+        name, description, shape = response_format
+        described = [f"// {line}" for line in description.splitlines()]
+        compact = json.dumps(shape, ensure_ascii=False, separators=(",", ":"))
+        lines = ["# Response Formats", "", f"## {name}", "", *described, compact]
+        sections.append("\n".join(lines))
     return "\n\n".join(sections)
 
 

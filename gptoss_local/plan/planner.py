@@ -19,6 +19,7 @@ from gptoss_local.plan.memory import Estimate, Placement
 from gptoss_local.plan.speed import decode_speed
 from gptoss_local.plan.text import (
     backend_warnings,
+    context_cut_warning,
     describe_choice,
     disk_warnings,
     effort_warnings,
@@ -105,7 +106,11 @@ def plan(
         reasons.append(min_context_line(wishes.min_context or 0))
     if fits and short_of:
         warnings.append(min_context_warning(short_of, base.context))
-    warnings += effort_warnings(wishes.effort, base.context)
+    if wishes.context and wishes.context != base.context:
+        warnings.append(
+            context_cut_warning(spec.name, wishes.context, base.context, spec.shape.context_max)
+        )
+    warnings += effort_warnings(wishes.effort, base.context, spec.shape.context_max)
     warnings += backend_warnings(base)
     warnings += disk_warnings(spec, hardware)
     return replace(base, reasons=tuple(reasons), warnings=tuple(warnings))
@@ -149,8 +154,9 @@ def _wants_floor(wishes: Wishes) -> bool:
 
 
 def _contexts(spec: ModelSpec, wishes: Wishes) -> tuple[int, ...]:
-    """The contexts to try, largest first: the wished one, else the ladder (from the least
-    the caller needs)."""
+    """The contexts to try, largest first: the wished one (within what the model holds and
+    the least that works; `plan` warns when it is cut), else the ladder (from the least the
+    caller needs)."""
     trained = spec.shape.context_max
     if wishes.context:
         return (max(min(wishes.context, trained), min(MIN_CONTEXT, trained)),)

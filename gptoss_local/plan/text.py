@@ -131,23 +131,46 @@ def min_context_warning(least: int, context: int) -> str:
     ).format(least=least, context=context)
 
 
-def effort_warnings(effort: str, context: int) -> list[str]:
-    """Reasoning needs room: high effort in a small context loses track of the question."""
-    if effort == "high" and context < 16_384:
+def context_cut_warning(model: str, asked: int, context: int, context_max: int) -> str:
+    """The context asked for is beyond what the model allows (or below the least that works),
+    so another is used."""
+    if asked > context_max:
+        return _(
+            "{model} holds at most {most:,} tokens of context; using that instead of the "
+            "{asked:,} asked for."
+        ).format(model=model, most=context_max, asked=asked)
+    return _(
+        "A {asked:,}-token context is too small to hold a reply; using {context:,} tokens."
+    ).format(asked=asked, context=context)
+
+
+def effort_warnings(effort: str, context: int, context_max: int | None = None) -> list[str]:
+    """Reasoning needs room: high effort in a small context loses track of the question.
+    The advice never goes past what the model holds (`context_max`)."""
+    room = {"high": 16_384, "medium": 8_192}.get(effort)
+    if room is None or context >= room:
+        return []
+    if context_max is not None and context >= context_max:  # the model holds no more
+        return [
+            _(
+                "A {context:,}-token context, the most this model holds, is tight for {effort} "
+                "reasoning effort; low effort (--effort low) leaves more room for the answer."
+            ).format(context=context, effort=effort)
+        ]
+    least = min(room, context_max) if context_max is not None else room
+    if effort == "high":
         return [
             _(
                 "High reasoning effort can fill a {context:,}-token context quickly; "
-                "use 16,384 or more."
-            ).format(context=context)
+                "use {least:,} or more."
+            ).format(context=context, least=least)
         ]
-    if effort == "medium" and context < 8_192:
-        return [
-            _(
-                "A {context:,}-token context is tight for medium reasoning effort; "
-                "use 8,192 or more."
-            ).format(context=context)
-        ]
-    return []
+    return [
+        _(
+            "A {context:,}-token context is tight for medium reasoning effort; "
+            "use {least:,} or more."
+        ).format(context=context, least=least)
+    ]
 
 
 def _hardware_line(hardware: Hardware, gpus: tuple[Gpu, ...]) -> str:

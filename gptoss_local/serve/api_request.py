@@ -1,10 +1,11 @@
 """What a request asks for, whichever API it came through, and the order it is read in.
 
 An `ApiRequest` is the `ReplyRequest` the backend is given (the conversation, the generation
-settings) plus what the server applies itself: stop strings, streaming, usage in the stream.
-`RequestReader` reads both APIs in one order (the model, fields refused, the conversation,
-effort, sampling, tools, the conversation checked, stop strings, streaming), each API reading
-what it names differently.
+settings, the answer's format, the tool choice) plus what the server applies itself: stop
+strings, streaming, usage in the stream. `RequestReader` reads both APIs in one order (the
+model, fields refused, the conversation, effort, sampling, tools and the tool choice, the
+answer's format, the conversation checked, stop strings, streaming), each API reading what it
+names differently.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gptoss_local.backends.base import GenerationSettings, ReplyRequest
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest, ResponseFormat
 from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.harmony import render_prompt
 from gptoss_local.serve import fields
+from gptoss_local.serve.choice import tool_choice
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.fields import Body
 from gptoss_local.serve.limits import Limits
@@ -33,6 +35,7 @@ class ApiRequest:
     stream: bool = False
     include_usage: bool = False
     carry_reasoning: bool = False
+    summarise_reasoning: bool = False  # the chain of thought goes out as the reasoning summary
 
 
 class RequestReader(ABC):
@@ -43,12 +46,14 @@ class RequestReader(ABC):
         effort_param: The reasoning effort's field, as a refusal names it.
         format_param: The field that asks for a format of the answer.
         max_keys: The fields that bound the reply's tokens; the first present counts.
+        responses: It spells tool choices as the Responses API does (`choice.py`).
     """
 
     param: str
     effort_param: str
     format_param: str
     max_keys: tuple[str, ...]
+    responses: bool = False
 
     def read(
         self,
@@ -74,15 +79,19 @@ class RequestReader(ABC):
         messages, instructions = self.history(body, limits)
         effort = fields.effort(self.effort(body), self.effort_param, defaults.effort)
         settings = fields.sampling(body, replace(defaults, effort=effort), self.max_keys)
-        conversation = Conversation(tuple(messages), instructions, self.tools(body))
+        tools, choice = tool_choice(body.data.get("tool_choice"), self.tools(body), self.responses)
+        answer_format = self.response_format(body)
+        conversation = checked(Conversation(tuple(messages), instructions, tools), self.param,
+                               limits)  # fmt: skip
         include_usage = self.include_usage(body)
         return ApiRequest(
             model=model,
-            request=ReplyRequest(checked(conversation, self.param, limits), settings),
+            request=ReplyRequest(conversation, settings, answer_format, choice),
             stops=fields.stops(body.data.get("stop")),
             stream=body.flag("stream"),
             include_usage=include_usage,
             carry_reasoning=self.carry_reasoning(body),
+            summarise_reasoning=self.summarise_reasoning(body),
         )
 
     @abstractmethod
@@ -98,6 +107,10 @@ class RequestReader(ABC):
         """The reasoning effort as the request gives it (None when it does not)."""
 
     @abstractmethod
+    def response_format(self, body: Body) -> ResponseFormat | None:
+        """The answer's format (None: free text)."""
+
+    @abstractmethod
     def include_usage(self, body: Body) -> bool:
         """Whether a streamed reply ends with the token counts."""
 
@@ -107,6 +120,10 @@ class RequestReader(ABC):
 
     def carry_reasoning(self, body: Body) -> bool:
         """Whether the reply hands its reasoning to the client to send back (`carried`)."""
+        return False
+
+    def summarise_reasoning(self, body: Body) -> bool:
+        """Whether the client asks for reasoning summaries (and reads nothing else)."""
         return False
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gptoss_local.backends.base import ReplyRequest
 from gptoss_local.events import Event
 from gptoss_local.serve import sse
 from gptoss_local.serve.api_request import ApiRequest, RequestReader
@@ -55,11 +56,17 @@ class Api:
     closing: tuple[bytes, ...] = ()
     error_piece: Callable[[Piece], Piece] = _as_it_is
 
-    def param_of(self, field: str) -> str | None:
-        """The request's field for `field` of the `ReplyRequest`, which an engine refused."""
+    def param_of(self, field: str, request: ReplyRequest | None = None) -> str | None:
+        """The request's field for `field` of the `ReplyRequest` (`UnsupportedRequest.
+        field`), which an engine refused; `request` tells which penalty was asked for."""
         reader = self.reader
+        penalty = "frequency_penalty"
+        if request is not None and not request.settings.frequency_penalty:
+            penalty = "presence_penalty"
         names = {"tools": "tools", "builtin_tools": "tools",
-                 "response_format": reader.format_param, "attachments": reader.param}  # fmt: skip
+                 "response_format": reader.format_param, "attachments": reader.param,
+                 "tool_choice": "tool_choice", "penalties": penalty,
+                 "logit_bias": "logit_bias"}  # fmt: skip
         return names.get(field)
 
 

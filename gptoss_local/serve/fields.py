@@ -15,8 +15,11 @@ from gptoss_local.harmony.tools import custom_tool, function_tool, namespace_too
 from gptoss_local.kinds import EFFORTS, Effort
 from gptoss_local.serve.errors import ApiError, bad_request
 from gptoss_local.serve.limits import check_stops, check_tools
+from gptoss_local.serve.model_names import accepts
 
 MAX_STOPS = 16
+MAX_LOGIT_BIASES = 1024  # each is applied at every token
+MAX_TOKEN_ID = 2**31  # llama.cpp's token ids are 32-bit
 # Tools that need the internet: a client that offers them (Codex offers web_search by default)
 # is answered without them, and the server's log says so.
 OFFLINE_DROPPED = frozenset({"web_search", "web_search_preview"})
@@ -75,11 +78,13 @@ class Body:
 
 
 def model_name(body: Body, known: Sequence[str]) -> str:
-    """The model asked for: one of `known` (the loaded model's id and aliases), else a 404."""
+    """The model asked for: `known[0]` (the loaded model's id) when the request names it by
+    any of `known` or another spelling of the same model (`model_names.accepts`), else a
+    404."""
     model = body.text("model")
     if not model:
         raise bad_request("model is required (see GET /v1/models)", "model", "missing_model")
-    if model not in known:
+    if not accepts(model, known):
         message = f"The model {model!r} does not exist here; this server has {known[0]!r}"
         raise ApiError(404, f"{message} (see GET /v1/models).", "model_not_found", "model")
     return known[0]
@@ -101,8 +106,8 @@ def effort(value: Any, param: str, default: Effort) -> Effort:
 def sampling(
     body: Body, defaults: GenerationSettings, max_keys: Sequence[str]
 ) -> GenerationSettings:
-    """`temperature`, `top_p`, `seed` and the first of `max_keys` present, over the server's
-    defaults."""
+    """`temperature`, `top_p`, `seed`, the penalties, `logit_bias` and the first of `max_keys`
+    present, over the server's defaults."""
     max_tokens = defaults.max_tokens
     for key in max_keys:
         if body.present(key):
@@ -117,12 +122,37 @@ def sampling(
         temperature=defaults.temperature if temperature is None else temperature,
         top_p=defaults.top_p if top_p is None else top_p,
         seed=body.whole("seed", -(2**63)) if body.present("seed") else defaults.seed,
+        frequency_penalty=_or(body.number("frequency_penalty", -2, 2), defaults.frequency_penalty),
+        presence_penalty=_or(body.number("presence_penalty", -2, 2), defaults.presence_penalty),
+        logit_bias=logit_bias(body) or defaults.logit_bias,
     )
 
 
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
+def logit_bias(body: Body) -> tuple[tuple[int, float], ...]:
+    """`logit_bias`: `{"TOKEN_ID": BIAS}`, ids of the model's vocabulary as decimal text and
+    biases from -100 (never) to 100 (always), as (id, bias) pairs in id order."""
+    given = body.mapping("logit_bias") or {}
+    if len(given) > MAX_LOGIT_BIASES:
+        raise bad_request(f"logit_bias takes at most {MAX_LOGIT_BIASES} tokens", "logit_bias")
+    pairs = []
+    for key, bias in given.items():
+        if not (key.isascii() and key.isdigit() and int(key) < MAX_TOKEN_ID):
+            raise bad_request(f"logit_bias keys are token ids (whole numbers as text), not "
+                              f"{key[:40]!r}", "logit_bias")  # fmt: skip
+        number = not isinstance(bias, bool) and isinstance(bias, (int, float))
+        if not (number and math.isfinite(bias) and -100 <= bias <= 100):
+            raise bad_request(f"logit_bias[{key!r}] must be a number from -100 to 100",
+                              "logit_bias")  # fmt: skip
+        pairs.append((int(key), float(bias)))
+    return tuple(sorted(pairs))
+
+
 def tools(body: Body, responses: bool = False) -> tuple[Tool, ...]:
-    """The tools offered, unless `tool_choice` is "none"; a tool choice the model
-    cannot be held to ("required", one named function) is refused rather than ignored.
+    """The tools the request offers (`choice.tool_choice` then applies `tool_choice`).
 
     `responses`: the Responses API's kinds are read too: tools grouped in namespaces, freeform
     (`custom`) tools, and web search, which is left out with a line in the log (nothing here
@@ -151,15 +181,7 @@ def tools(body: Body, responses: bool = False) -> tuple[Tool, ...]:
                 offered.append(function_tool(item, index))
         except ValueError as exc:
             raise bad_request(str(exc), f"tools[{index}]") from None
-    choice = body.data.get("tool_choice")
-    if choice is None or choice == "auto":
-        return tuple(offered)
-    if choice == "none":
-        return ()
-    raise bad_request(
-        "tool_choice may be \"auto\" or \"none\" here: gpt-oss decides itself whether to call "
-        "a tool", "tool_choice", "unsupported_value"
-    )  # fmt: skip
+    return tuple(offered)
 
 
 def stops(value: Any) -> tuple[str, ...]:

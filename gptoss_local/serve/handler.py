@@ -43,6 +43,10 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "gptoss-local"
     timeout = IDLE_SECONDS
+    # TCP_NODELAY: a JSON answer is written as its headers, then its body, and a stream as
+    # many small chunks; with Nagle's algorithm the second write waits for the client's
+    # delayed ACK, which added about 40 ms to every answer on Linux.
+    disable_nagle_algorithm = True
     server: Host  # type: ignore[assignment]  # BaseHTTPRequestHandler names a socketserver
 
     def setup(self) -> None:
@@ -120,11 +124,12 @@ class Handler(BaseHTTPRequestHandler):
         raise ApiError(503, f"The server {why}. Try again shortly.", "server_busy")
 
     def _generate(self, service: Service, path: str, data: Any) -> Answer:
+        asked = service.ask(path, data)  # a 400 goes back at once: nothing to watch yet
         cancel = threading.Event()
         self.server.track(cancel, True)
         try:
             with DisconnectWatch(self.connection, cancel) as watch:
-                answer = service.post(path, data, cancel)
+                answer = service.answer(asked, cancel)
                 if self.server.stopping and cancel.is_set() and answer.stream is None:
                     # cut short by `stop()`: not a reply to pass off as whole
                     raise ApiError(503, "The server is shutting down.", "server_busy")

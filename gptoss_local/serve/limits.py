@@ -57,7 +57,8 @@ class Limits:
         if len(prompt) > self.max_chars:
             raise too_long(
                 f"the conversation is {len(prompt):,} characters, far more than the model's "
-                f"{self.context:,}-token context holds: shorten it or start a new one",
+                f"{self.context:,}-token context holds: shorten it (leave out or summarise "
+                "earlier messages)",
                 param,
             )
 

@@ -22,6 +22,8 @@ from gptoss_local.events import TEXT_EVENTS, Event, ToolCall
 from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.carried import seal
 from gptoss_local.serve.chat_reply import new_id
+from gptoss_local.serve.choice import choice_as_given
+from gptoss_local.serve.formats import as_given
 from gptoss_local.serve.generation import Generation
 
 StreamEvent = dict[str, Any]
@@ -66,9 +68,11 @@ class ResponsesReply:
             "usage": usage(generation.stats) if generation else None, "error": None,
             "incomplete_details": details, "instructions": c.instructions,
             "max_output_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
-            "reasoning": {"effort": s.effort, "summary": None}, "tool_choice": "auto",
-            "tools": tools_as_given(c.tools),
-            "parallel_tool_calls": False, "store": False, "text": {"format": {"type": "text"}},
+            "reasoning": {"effort": s.effort,
+                          "summary": "auto" if self.asked.summarise_reasoning else None},
+            "tool_choice": choice_as_given(self.asked.request.tool_choice),
+            "tools": tools_as_given(c.tools), "parallel_tool_calls": False, "store": False,
+            "text": {"format": as_given(self.asked.request.response_format)},
             "metadata": {},
         }  # fmt: skip
 
@@ -101,23 +105,39 @@ class ResponsesReply:
     def _text(self, text: str) -> StreamEvent:
         item = self._open
         assert item is not None
-        item["content"][0]["text"] += text
+        key = _parts_of(item)
+        item[key][0]["text"] += text
+        where = {"item_id": item["id"], "output_index": len(self.output)}
+        if key == "summary":
+            return self._event("response.reasoning_summary_text.delta", **where,
+                               summary_index=0, delta=text)  # fmt: skip
         reasoning = item["type"] == "reasoning"
         delta = "reasoning_text" if reasoning else "output_text"
         extra: dict[str, Any] = {} if reasoning else {"logprobs": []}
-        return self._event(f"response.{delta}.delta", item_id=item["id"], output_index=
-                           len(self.output), content_index=0, delta=text, **extra)  # fmt: skip
+        return self._event(f"response.{delta}.delta", **where, content_index=0, delta=text,
+                           **extra)  # fmt: skip
 
     def _begin(self, kind: DraftPart) -> Iterator[StreamEvent]:
+        at = len(self.output)
+        if kind == "reasoning" and self.asked.summarise_reasoning:
+            # gpt-oss writes no summary of its reasoning: a client that asks for one (and
+            # reads nothing else, as LangChain and pydantic-ai do) gets the reasoning itself.
+            part: dict[str, Any] = {"type": "summary_text", "text": ""}
+            item = {"id": new_id("rs_"), "type": "reasoning", "summary": [part]}
+            self._open = {**item, "status": "in_progress"}
+            yield self._event("response.output_item.added", output_index=at,
+                              item={**self._open, "summary": []})  # fmt: skip
+            yield self._event("response.reasoning_summary_part.added", item_id=item["id"],
+                              output_index=at, summary_index=0, part=dict(part))  # fmt: skip
+            return
         if kind == "reasoning":
-            part: dict[str, Any] = {"type": "reasoning_text", "text": ""}
+            part = {"type": "reasoning_text", "text": ""}
             item = {"id": new_id("rs_"), "type": "reasoning", "summary": [], "content": [part]}
         else:
             part = {"type": "output_text", "text": "", "annotations": []}
             item = {"id": new_id("msg_"), "type": "message", "role": "assistant",
                     "content": [part]}  # fmt: skip
         self._open = {**item, "status": "in_progress"}
-        at = len(self.output)
         added = {**self._open, "content": []}  # the part follows in content_part.added
         yield self._event("response.output_item.added", output_index=at, item=added)
         yield self._event("response.content_part.added", item_id=item["id"], output_index=at,
@@ -127,16 +147,24 @@ class ResponsesReply:
         item, self._open = self._open, None
         if item is None:
             return
-        at, part = len(self.output), item["content"][0]
+        key = _parts_of(item)
+        at, part = len(self.output), item[key][0]
         item["status"] = "completed"
         if item["type"] == "reasoning" and self.asked.carry_reasoning:
             item["encrypted_content"] = seal(part["text"])
-        done = "reasoning_text" if item["type"] == "reasoning" else "output_text"
-        extra: dict[str, Any] = {} if item["type"] == "reasoning" else {"logprobs": []}
-        yield self._event(f"response.{done}.done", item_id=item["id"], output_index=at,
-                          content_index=0, text=part["text"], **extra)  # fmt: skip
-        yield self._event("response.content_part.done", item_id=item["id"], output_index=at,
-                          content_index=0, part=dict(part))  # fmt: skip
+        where = {"item_id": item["id"], "output_index": at}
+        if key == "summary":
+            yield self._event("response.reasoning_summary_text.done", **where, summary_index=0,
+                              text=part["text"])  # fmt: skip
+            yield self._event("response.reasoning_summary_part.done", **where, summary_index=0,
+                              part=dict(part))  # fmt: skip
+        else:
+            done = "reasoning_text" if item["type"] == "reasoning" else "output_text"
+            extra: dict[str, Any] = {} if item["type"] == "reasoning" else {"logprobs": []}
+            yield self._event(f"response.{done}.done", **where, content_index=0,
+                              text=part["text"], **extra)  # fmt: skip
+            yield self._event("response.content_part.done", **where, content_index=0,
+                              part=dict(part))  # fmt: skip
         self.output.append(item)
         yield self._event("response.output_item.done", output_index=at, item=_copy(item))
 
@@ -206,6 +234,13 @@ def _tool_as_given(t: Tool) -> dict[str, Any]:
     return {"type": "custom", "name": t.name, "description": t.description, "format": form}
 
 
+def _parts_of(item: dict[str, Any]) -> str:
+    """Where an open item's text grows: a summarised reasoning item's `summary`, else
+    `content`."""
+    return "content" if "content" in item else "summary"
+
+
 def _copy(item: dict[str, Any]) -> dict[str, Any]:
     """An item as it stands now (its text keeps growing in place)."""
-    return {**item, "content": [dict(part) for part in item["content"]]}
+    key = _parts_of(item)
+    return {**item, key: [dict(part) for part in item[key]]}

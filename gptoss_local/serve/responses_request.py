@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from gptoss_local.backends.base import ResponseFormat
 from gptoss_local.conversation import FUNCTIONS, Message, Tool, ToolCallRecord
 from gptoss_local.serve import fields
 from gptoss_local.serve.api_request import RequestReader
@@ -28,6 +29,7 @@ from gptoss_local.serve.carried import unseal
 from gptoss_local.serve.chat_request import text_of
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.fields import Body
+from gptoss_local.serve.formats import responses_format
 from gptoss_local.serve.limits import Limits
 
 ENCRYPTED_REASONING = "reasoning.encrypted_content"
@@ -43,15 +45,12 @@ class ResponsesReader(RequestReader):
     effort_param = "reasoning.effort"
     format_param = "text.format"
     max_keys = ("max_output_tokens",)
+    responses = True
 
     def refuse(self, body: Body) -> None:
         if body.flag("background"):
             raise bad_request("background responses are not supported", "background",
                               "unsupported_parameter")  # fmt: skip
-        wanted = ((body.mapping("text") or {}).get("format") or {}).get("type", "text")
-        if wanted != "text":
-            raise bad_request(f"text.format {wanted!r} is not supported: only text",
-                              "text.format", "unsupported_value")  # fmt: skip
         for key in ("store", "parallel_tool_calls"):
             body.flag(key)
         body.text("prompt_cache_key")
@@ -79,8 +78,15 @@ class ResponsesReader(RequestReader):
     def include_usage(self, body: Body) -> bool:
         return True
 
+    def response_format(self, body: Body) -> ResponseFormat | None:
+        return responses_format(body.data.get("text"))
+
     def tools(self, body: Body) -> tuple[Tool, ...]:
         return fields.tools(body, responses=True)
+
+    def summarise_reasoning(self, body: Body) -> bool:
+        summary = (body.mapping("reasoning") or {}).get("summary")
+        return summary in SUMMARIES and summary != "none"
 
     def carry_reasoning(self, body: Body) -> bool:
         return ENCRYPTED_REASONING in self._include(body)

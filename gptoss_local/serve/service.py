@@ -15,6 +15,7 @@ from gptoss_local.backends.base import (
     Backend,
     BackendError,
     GenerationSettings,
+    ReplyRequest,
     UnsupportedRequest,
     check_request,
 )
@@ -24,9 +25,22 @@ from gptoss_local.serve.apis import ROUTES, Api
 from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.generation import Generation, Streamer
 from gptoss_local.serve.limits import Limits
+from gptoss_local.serve.model_names import accepts
 from gptoss_local.serve.scheduler import Busy, Gone, Scheduler
 
 GONE = 499  # the client closed the connection (nginx's code; only ever logged)
+CONTEXT_ADVICE = (
+    "Shorten the conversation (leave out or summarise earlier messages), or restart the "
+    "server with a larger --context."
+)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A request read and accepted (`Service.ask`), and the API it came through."""
+
+    api: Api
+    request: ApiRequest
 
 
 @dataclass
@@ -45,7 +59,9 @@ class Service:
 
     Args:
         backend: The loaded model.
-        names: The model's id (listed by /v1/models), then other names requests may use.
+        names: The model's id (listed by /v1/models), then other names requests may use
+            (the engine's name for the model, from the file, is accepted too; and any
+            spelling of the same gpt-oss model, see `model_names`).
         defaults: Generation settings a request does not set (effort, sampling).
         max_waiting: Requests that may wait while others run; more are answered 503.
         stream: How a reply is asked for; `backend.stream` unless a test steers the model.
@@ -59,10 +75,11 @@ class Service:
         max_waiting: int = 64,
         stream: Streamer | None = None,
     ) -> None:
-        self.backend, self.names, self.defaults = backend, tuple(names), defaults
+        info = backend.info()
+        self.backend, self.defaults = backend, defaults
+        self.names = tuple(dict.fromkeys(filter(None, (*names, info.model))))
         self.scheduler = Scheduler(max_waiting, backend.capabilities.parallel)
         self._stream: Streamer = stream or backend.stream
-        info = backend.info()
         self._engine, self._context = info.backend, info.context_size
         self.limits = Limits(self._context)
         self._created = int(time.time())
@@ -73,7 +90,7 @@ class Service:
             return Answer(body={"object": "list", "data": [self._model()]})
         if path.startswith("/v1/models/"):
             name = path.removeprefix("/v1/models/")
-            if name not in self.names:
+            if not accepts(name, self.names):
                 raise ApiError(404, f"The model {name!r} does not exist here.", "model_not_found")
             return Answer(body=self._model())
         if path == "/health":
@@ -82,18 +99,30 @@ class Service:
 
     def post(self, path: str, data: Any, cancel: threading.Event) -> Answer:
         """A POST: a chat completion or a response; `cancel` is set when the client leaves."""
+        return self.answer(self.ask(path, data), cancel)
+
+    def ask(self, path: str, data: Any) -> Asked:
+        """A POST's request, read and held against the engine: what the engine cannot do is
+        the client's 400, before the request waits for the model (see `answer`)."""
         api = ROUTES.get(path)
         if api is None:
             raise _no_route(path)
         asked = api.reader.read(data, self.names, self.defaults, self.limits)
-        try:  # before it waits for the model: what the engine cannot do is the client's 400
+        try:
             check_request(self.backend.capabilities, asked.request, self._engine)
         except UnsupportedRequest as exc:  # named as the API names the field
-            raise ApiError(400, str(exc), "unsupported_value", api.param_of(exc.field)) from None
+            param = api.param_of(exc.field, asked.request)
+            raise ApiError(400, str(exc), "unsupported_value", param) from None
+        return Asked(api, asked)
+
+    def answer(self, asked: Asked, cancel: threading.Event) -> Answer:
+        """Run a request `ask` accepted: wait for the model, then the reply (a JSON body once
+        it has ended, or a stream that holds the model until it is exhausted)."""
+        api, request = asked.api, asked.request
         stack = ExitStack()
         try:
             stack.enter_context(self.scheduler.slot(cancel))
-            generation = Generation(self._stream, asked, cancel)
+            generation = Generation(self._stream, request, cancel)
             events = iter(generation)
             first = next(events, None)  # a failure before any output is an HTTP error
         except Busy:
@@ -105,15 +134,15 @@ class Service:
             return Answer(status=GONE)
         except BackendError as exc:
             stack.close()
-            raise _backend_error(exc) from None
+            raise _backend_error(exc, api, request.request) from None
         except BaseException:
             stack.close()
             raise
         output = itertools.chain([first] if first is not None else [], events)
-        if not asked.stream:
+        if not request.stream:
             with stack:
-                return Answer(body=_whole(api, asked, output, generation), generation=generation)
-        streamed = _streamed(api, asked, output, generation, stack)
+                return Answer(body=_whole(api, request, output, generation), generation=generation)
+        streamed = _streamed(api, request, output, generation, stack)
         return Answer(stream=streamed, generation=generation)
 
     def _model(self) -> dict[str, Any]:
@@ -127,7 +156,7 @@ def _whole(
     try:
         return api.reply(asked).whole(output, generation)
     except BackendError as exc:
-        raise _backend_error(exc) from None
+        raise _backend_error(exc, api, asked.request) from None
 
 
 def _streamed(
@@ -138,13 +167,19 @@ def _streamed(
             for piece in api.reply(asked).pieces(output, generation):
                 yield api.encode(piece)
         except BackendError as exc:  # after the headers: the error goes into the stream
-            yield api.encode(api.error_piece(_backend_error(exc).body()))
+            yield api.encode(api.error_piece(_backend_error(exc, api, asked.request).body()))
+        except ApiError as exc:  # an answer that misses its format (`formats.mismatch`)
+            yield api.encode(api.error_piece(exc.body()))
         yield from api.closing
 
 
-def _backend_error(exc: BackendError) -> ApiError:
-    if exc.kind == "context_full":
-        return ApiError(400, str(exc), "context_length_exceeded", "messages")
+def _backend_error(exc: BackendError, api: Api, request: ReplyRequest) -> ApiError:
+    if exc.kind == "context_full":  # the engine's words, and what an API client can do
+        return ApiError(400, f"{exc.args[0]} {CONTEXT_ADVICE}", "context_length_exceeded",
+                        api.reader.param)  # fmt: skip
+    if isinstance(exc, UnsupportedRequest):  # what only the engine could tell (a schema)
+        param = api.param_of(exc.field, request)
+        return ApiError(400, str(exc), "unsupported_value", param)
     return ApiError(500, f"The model failed: {exc}", exc.kind)
 
 

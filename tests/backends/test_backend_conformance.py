@@ -30,6 +30,7 @@ from gptoss_local.backends.base import (
 from gptoss_local.backends.ollama import OllamaBackend
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.backends.openai_client import OpenAIClientBackend
+from gptoss_local.conversation import Attachment, Conversation, Message
 from gptoss_local.events import AnswerDelta, ReasoningDelta, TurnEnded, merge_events
 from gptoss_local.kinds import BACKENDS
 
@@ -95,11 +96,17 @@ def test_info_and_capabilities_are_declared(backend: Backend) -> None:
 
 
 def test_a_request_beyond_the_engine_is_refused_before_it_starts(backend: Backend) -> None:
-    asked = ReplyRequest(chat("hi"), response_format=ResponseFormat({"type": "object"}))
-    assert not backend.capabilities.response_format  # none holds a reply to a schema yet
+    note = Attachment("notes.txt", "text/plain", text="x")
+    asked = ReplyRequest(
+        Conversation((Message("user", "hi", attachments=(note,)),)),
+        response_format=ResponseFormat({"type": "object"}),
+    )
+    assert not backend.capabilities.attachments  # no engine reads attached files yet
     with pytest.raises(UnsupportedRequest) as refused:
         backend.stream(asked)  # at once, not on the first event
-    assert refused.value.field == "response_format"
+    # The first thing asked that the engine lacks is named.
+    field = "attachments" if backend.capabilities.response_format else "response_format"
+    assert refused.value.field == field
 
 
 def test_settings_every_backend_shares_refuse_what_no_backend_can_use() -> None:

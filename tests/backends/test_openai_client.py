@@ -138,7 +138,8 @@ def test_the_request_names_each_call_and_keeps_the_chains_reasoning() -> None:
          Message("tool", "sunny", tool_name="get_weather")),
         instructions="Be brief.", tools=(WEATHER, Tool("noargs")),
     )  # fmt: skip
-    body = chat_body("m", conversation, GenerationSettings(effort="low", max_tokens=9, seed=2))
+    settings = GenerationSettings(effort="low", max_tokens=9, seed=2)
+    body = chat_body("m", ReplyRequest(conversation, settings))
     system, user, assistant, tool = body["messages"]
     assert system == {"role": "system", "content": "Be brief."} and user["content"] == "weather?"
     assert assistant["reasoning_content"] == "Need it" and assistant["content"] == "Checking."

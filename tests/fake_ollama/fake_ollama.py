@@ -89,16 +89,24 @@ CALL_GRAMMAR = (
 )
 
 
+# With a `format` the answer is this JSON (the stand-in does not read the schema).
+FORMAT_ANSWER = '{"greeting": "Hello there"}'
+
+
 def _settings(backend: Any, request: dict[str, Any], effort: str) -> tuple[Any, Any]:
     """The generation settings and the llama.cpp options that steer the tiny model's reply."""
     from dataclasses import replace
 
-    from engine_helpers import steered
+    from engine_helpers import REPLY_GRAMMAR, steered
 
     from gptoss_local.backends.base import GenerationSettings
 
     settings, options = GenerationSettings(effort=effort, seed=1), steered(backend)
     tools, messages = request.get("tools") or (), request.get("messages") or [{}]
+    if request.get("format"):
+        answer = json.dumps(FORMAT_ANSWER)  # a GBNF literal is a JSON string
+        grammar = REPLY_GRAMMAR.replace('"Hello there"', answer)
+        return settings, replace(options, grammar=grammar)
     if not tools or messages[-1].get("role") == "tool":
         return settings, options
     ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in ("<|return|>", "<|endoftext|>"))

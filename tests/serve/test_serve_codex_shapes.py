@@ -145,10 +145,37 @@ def test_a_stateless_clients_stream_has_the_events_it_reads_in_order(
     assert types[call_at + 1 : call_at + 3] == [
         "response.function_call_arguments.done", "response.output_item.done"
     ]  # fmt: skip
+    # A summary was asked for: gpt-oss writes none, so the reasoning itself goes out as one.
+    text_at = types.index("response.reasoning_summary_text.delta")
+    assert types[text_at - 2 : text_at] == [
+        "response.output_item.added", "response.reasoning_summary_part.added"
+    ]  # fmt: skip
+    assert "response.reasoning_text.delta" not in types
+    done = types.index("response.reasoning_summary_text.done")
+    assert types[done + 1 : done + 3] == [
+        "response.reasoning_summary_part.done", "response.output_item.done"
+    ]  # fmt: skip
+
+
+def test_without_a_summary_asked_the_reasoning_is_its_content(client: openai.OpenAI) -> None:
+    asked = {**STATELESS, "reasoning": {"summary": "none"}}
+    events = list(client.responses.create(model="tiny", input=FIRST_TURN, tools=[WEATHER],
+                                          stream=True, **asked))  # type: ignore[arg-type]  # fmt: skip
+    types = [e.type for e in events]
     text_at = types.index("response.reasoning_text.delta")
     assert types[text_at - 2 : text_at] == [
         "response.output_item.added", "response.content_part.added"
     ]  # fmt: skip
+    reasoning = events[-1].response.output[0]
+    assert reasoning.summary == [] and reasoning.content[0].text == "Need the weather"
+
+
+def test_a_summary_asked_for_carries_the_reasoning(client: openai.OpenAI) -> None:
+    reply = client.responses.create(model="tiny", input=FIRST_TURN, tools=[WEATHER],
+                                    **STATELESS)  # type: ignore[arg-type]  # fmt: skip
+    reasoning = reply.output[0]
+    assert [part.text for part in reasoning.summary] == ["Need the weather"]
+    assert not reasoning.content
 
 
 def test_a_reasoning_blob_from_elsewhere_falls_back_to_its_text() -> None:
