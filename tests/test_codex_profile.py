@@ -55,8 +55,8 @@ def test_a_key_and_an_engine_without_freeform_tools_are_written_so(tmp_path: Pat
     [
         (["--port", "9", "--strict-config", "exec", "hi"], {"port": 9},
          ["--strict-config", "exec", "hi"]),
-        (["--effort=high", "--new-server", "--full-auto"], {"effort": "high", "new_server": True},
-         ["--full-auto"]),
+        (["--effort=high", "--new-server", "-s", "workspace-write"],
+         {"effort": "high", "new_server": True}, ["-s", "workspace-write"]),
         (["exec", "--port", "1"], {"port": 8080}, ["exec", "--port", "1"]),
         (["--", "--model", "x"], {"model": None}, ["--model", "x"]),
         ([], {"port": 8080}, []),

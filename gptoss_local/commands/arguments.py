@@ -163,7 +163,7 @@ def codex_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "codex_args", nargs="*", metavar="CODEX ARGS",
         help=_("everything after gptoss-local's own options goes to Codex as it is, e.g. "
-            "--full-auto or exec \"fix the failing test\""),
+            "--sandbox workspace-write or exec \"fix the failing test\""),
     )  # fmt: skip
 
 
