@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from engine_helpers import DATE
@@ -93,27 +92,34 @@ def test_bad_inputs_exit_2(isolated_home: Path, tmp_path: Path) -> None:
     assert done.returncode == 2 and "not a GGUF file" in done.stderr
 
 
-def test_ctrl_c_stops_cleanly_with_exit_130(isolated_home: Path, small_gguf: Path) -> None:
-    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(isolated_home)}
-    command = [sys.executable, "-m", "gptoss_local", "run", "--model-path", str(small_gguf),
-               "--json", "--context", "8192", "--seed", "1", "tell me everything"]  # fmt: skip
+def _interrupt_run(home: Path, model: Path, seed: int) -> tuple[int, str, str]:
+    """`run --json` on `model`, sent SIGINT once its first streamed line is out."""
+    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(home)}
+    command = [sys.executable, "-m", "gptoss_local", "run", "--model-path", str(model), "--json",
+               "--context", "8192", "--seed", str(seed), "tell me everything"]  # fmt: skip
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
     ) as proc:
-        deadline = time.monotonic() + 60
-        log = isolated_home / "logs" / "llama.log"
-        while (
-            not (log.exists() and "sched_reserve" in log.read_text())
-            and time.monotonic() < deadline
-        ):
-            time.sleep(0.05)
-        time.sleep(0.5)  # a little into the reply
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # the reply is streaming
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    done = json_lines(out)[-1]
-    assert done["type"] == "done" and done["stats"]["stop_reason"] == "cancelled"
-    assert "Traceback" not in err
+    return proc.returncode, first + out, err
+
+
+def test_ctrl_c_stops_cleanly_with_exit_130(isolated_home: Path, small_gguf: Path) -> None:
+    # The random model sometimes ends its reply on its own within a few tokens; such a run
+    # says nothing about Ctrl-C, so the next seed is tried.
+    for seed in (5, 2, 6):
+        code, out, err = _interrupt_run(isolated_home, small_gguf, seed)
+        done = json_lines(out)[-1]
+        if code == 0 and done["stats"]["stop_reason"] != "cancelled":
+            continue
+        assert code == 130, err
+        assert done["type"] == "done" and done["stats"]["stop_reason"] == "cancelled"
+        assert "Traceback" not in err
+        return
+    raise AssertionError("every reply ended before Ctrl-C reached it")
 
 
 def test_json_writer_shapes() -> None:

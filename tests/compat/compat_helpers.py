@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,12 @@ TO_THE_ANSWER = (
     'root ::= <|channel|> "analysis" <|message|> "Name a city." <|end|> '
     '<|start|> "assistant" <|channel|> "final" <|message|> .*'
 )
+# A forced call likewise: a short analysis, then the call's header is begun and every token
+# after it is the model's, held to the tool's parameters by the engine.
+TO_THE_CALL = (
+    'root ::= <|channel|> "analysis" <|message|> "Call the tool." <|end|> '
+    '<|start|> "assistant" <|channel|> "commentary to=" .*'
+)
 
 
 class Recording(Steering):
@@ -88,10 +95,12 @@ class Recording(Steering):
 
     def __call__(self, request: ReplyRequest, cancel: threading.Event) -> Reply:
         self.requests.append(request)
-        if request.response_format is not None and not request.tool_choice.forced:
+        held = TO_THE_CALL if request.tool_choice.forced else TO_THE_ANSWER
+        if request.response_format is not None or request.tool_choice.forced:
             self.seen.conversations.append(request.conversation)
-            options = LlamaOptions(grammar=TO_THE_ANSWER)
-            return self.backend.stream(request, cancel, options=options)
+            # seeded: what the random model writes inside the held part is then always the same
+            seeded = replace(request, settings=replace(request.settings, seed=7))
+            return self.backend.stream(seeded, cancel, options=LlamaOptions(grammar=held))
         return super().__call__(request, cancel)
 
 

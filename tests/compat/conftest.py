@@ -4,14 +4,11 @@ fails the test (a price list fetched at import, a trace uploaded, a key checked 
 
 from __future__ import annotations
 
-import errno
-import ipaddress
-import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from offline_guard import refuse_the_network
 from serve_helpers import Running, running_server
 
 pytest.register_assert_rewrite("compat_helpers")  # before its import: its checks explain themselves
@@ -33,38 +30,10 @@ def fresh_record(served: Running) -> None:
     cities.clear()
 
 
-def local(host: object) -> bool:
-    """Whether `host`, as getaddrinfo or connect takes it (str, bytes or None), is this machine."""
-    name = host.decode() if isinstance(host, bytes) else host
-    if name is None or name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(str(name)).is_loopback
-    except ValueError:
-        return False
-
-
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fail any try to look up or reach a host past loopback, from any thread."""
-    tries: list[object] = []
-    getaddrinfo, connect = socket.getaddrinfo, socket.socket.connect
-
-    def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if not local(host):
-            tries.append(host)
-            raise socket.gaierror(socket.EAI_NONAME, "offline test")
-        return getaddrinfo(host, *args, **kwargs)
-
-    def reach(sock: socket.socket, address: Any) -> None:
-        if sock.family in (socket.AF_INET, socket.AF_INET6) and not local(address[0]):
-            tries.append(address)
-            raise OSError(errno.ENETUNREACH, "offline test")
-        connect(sock, address)
-
-    monkeypatch.setattr(socket, "getaddrinfo", resolve)
-    monkeypatch.setattr(socket.socket, "connect", reach)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-unused")  # as a user's shell has one
+    tries = refuse_the_network(monkeypatch)
     for tracing in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LOGFIRE_TOKEN"):
         monkeypatch.delenv(tracing, raising=False)
     yield

@@ -19,16 +19,14 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Generator, Iterator
-from contextlib import contextmanager
+from collections.abc import Generator
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 
-from engine_helpers import open_tiny
-from serve_helpers import Running, Steering
+from serve_helpers import Running, Steering, running_server
 
 from gptoss_local.backends.base import (
-    GenerationSettings,
     Reply,
     ReplyRequest,
     Stats,
@@ -38,9 +36,6 @@ from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.conversation import Conversation
 from gptoss_local.events import Event
-from gptoss_local.serve.guard import Guard
-from gptoss_local.serve.server import make_server
-from gptoss_local.serve.service import Service
 
 # The answer the steered model writes, by the format's name ("Weather": the pydantic model's).
 ANSWERS = {
@@ -100,30 +95,9 @@ class FormatSteering(Steering):
         return replace(self._reply, grammar=FORMAT_GRAMMAR.replace("ANSWER", answer))
 
 
-def declared(backend: LlamaCppBackend) -> None:
-    """STEERING: the engine declares what it will hold (a no-op once it does)."""
-    backend.capabilities = replace(
-        backend.capabilities, response_format=True, tool_choice=True, penalties=True,
-        logit_bias=True,
-    )  # fmt: skip
-
-
-@contextmanager
-def format_server(gguf: Path, sequences: int = 1) -> Iterator[Running]:
+def format_server(gguf: Path, sequences: int = 1) -> AbstractContextManager[Running]:
     """The tiny model served on 127.0.0.1, steered by `FormatSteering`."""
-    with open_tiny(gguf, sequences=sequences, context=2048) as backend:
-        declared(backend)
-        steering = FormatSteering(backend)
-        names = ("gpt-oss-tiny", "tiny")
-        service = Service(backend, names, GenerationSettings(), 64, stream=steering)
-        server = make_server(service, Guard("127.0.0.1", 0, None, ()))
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield Running(server, steering)
-        finally:
-            server.stop()
-            thread.join(timeout=10)
+    return running_server(gguf, sequences=sequences, steer=FormatSteering)
 
 
 def loads(text: str | None) -> object:
@@ -173,18 +147,6 @@ def engine_holds_formats() -> bool:
     return caps.response_format and caps.tool_choice
 
 
-@contextmanager
-def engine_server(gguf: Path) -> Iterator[Running]:
+def engine_server(gguf: Path) -> AbstractContextManager[Running]:
     """The tiny model served on 127.0.0.1, the format and tool choice left to the engine."""
-    with open_tiny(gguf, sequences=1, context=2048) as backend:
-        steering = EngineSteering(backend)
-        service = Service(backend, ("gpt-oss-tiny", "tiny"), GenerationSettings(), 64,
-                          stream=steering)  # fmt: skip
-        server = make_server(service, Guard("127.0.0.1", 0, None, ()))
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield Running(server, steering)
-        finally:
-            server.stop()
-            thread.join(timeout=10)
+    return running_server(gguf, steer=EngineSteering)

@@ -5,10 +5,7 @@ and any try to reach past loopback fails the test."""
 
 from __future__ import annotations
 
-import errno
-import ipaddress
 import json
-import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ from agents import (
     flush_traces,
     function_tool,
 )
+from offline_guard import refuse_the_network
 from openai import AsyncOpenAI
 from serve_helpers import Running, running_server
 
@@ -54,40 +52,12 @@ def served(tiny_gguf: Path) -> Iterator[Running]:
         yield running
 
 
-def local(host: object) -> bool:
-    """Whether `host`, as getaddrinfo or connect takes it (str, bytes or None), is this machine."""
-    name = host.decode() if isinstance(host, bytes) else host
-    if name is None or name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(str(name)).is_loopback
-    except ValueError:
-        return False
-
-
 @pytest.fixture(autouse=True)
 def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fail any try to look up or reach a host past loopback, from any thread: a trace upload,
     say, which the flush at the end would make (with a key, as a user's shell has one) were
     tracing on."""
-    tries: list[object] = []
-    getaddrinfo, connect = socket.getaddrinfo, socket.socket.connect
-
-    def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if not local(host):
-            tries.append(host)
-            raise socket.gaierror(socket.EAI_NONAME, "offline test")
-        return getaddrinfo(host, *args, **kwargs)
-
-    def reach(sock: socket.socket, address: Any) -> None:
-        if sock.family in (socket.AF_INET, socket.AF_INET6) and not local(address[0]):
-            tries.append(address)
-            raise OSError(errno.ENETUNREACH, "offline test")
-        connect(sock, address)
-
-    monkeypatch.setattr(socket, "getaddrinfo", resolve)
-    monkeypatch.setattr(socket.socket, "connect", reach)
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-unused")
+    tries = refuse_the_network(monkeypatch)
     yield
     flush_traces()
     assert tries == []

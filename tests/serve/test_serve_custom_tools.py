@@ -9,15 +9,14 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
-from engine_helpers import open_tiny
-from serve_helpers import CALL_GRAMMAR, Running, Steering
+from serve_helpers import CALL_GRAMMAR, Running, Steering, running_server
 
 from gptoss_local.backends.base import (
     BackendInfo,
@@ -35,9 +34,7 @@ from gptoss_local.backends.openai_client import OpenAIClientBackend
 from gptoss_local.conversation import Conversation, Message, TextInput, Tool
 from gptoss_local.harmony import render_prompt
 from gptoss_local.serve.errors import ApiError
-from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.responses_reply import unwrapped
-from gptoss_local.serve.server import make_server
 from gptoss_local.serve.service import Service
 
 PATCH = "*** Begin Patch\n*** Add File: x.txt\n+hello\n*** End Patch\n"
@@ -77,20 +74,9 @@ class PatchSteering(Steering):
         return replace(self._call, grammar=grammar)
 
 
-@contextmanager
-def patch_server(gguf: Path) -> Iterator[Running]:
+def patch_server(gguf: Path) -> AbstractContextManager[Running]:
     """As serve_helpers.running_server, steered by `PatchSteering`."""
-    with open_tiny(gguf) as backend:
-        steering = PatchSteering(backend)
-        service = Service(backend, ("tiny",), GenerationSettings(), 8, stream=steering)
-        server = make_server(service, Guard("127.0.0.1", 0, None, ()))
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield Running(server, steering)
-        finally:
-            server.stop()
-            thread.join(timeout=10)
+    return running_server(gguf, steer=PatchSteering)
 
 
 @pytest.fixture(scope="module")
