@@ -10,6 +10,7 @@ ranks, ends with. The Harmony control tokens sit at o200k_harmony's ids.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 BASE_RANKS = 199_998
 
@@ -34,10 +35,25 @@ def write_o200k_vocab(path: Path) -> Path:
     """Write a gpt-oss GGUF holding only hyper-parameters and the o200k_harmony vocabulary
     (load it with `vocab_only`)."""
     import gguf
+    from synthetic.shapes import TINY_VOCAB
+    from synthetic.writer import _add_hparams
+
+    writer = gguf.GGUFWriter(str(path), "gpt-oss")
+    _add_hparams(writer, TINY_VOCAB)
+    add_o200k_tokenizer(writer)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def add_o200k_tokenizer(writer: Any) -> None:
+    """Put o200k_harmony's tokens, types and merges in `writer` (a `gguf.GGUFWriter` for a
+    shape of 201,088 tokens with the specials from id 199,998, as gpt-oss's)."""
     import toktok
     from synthetic.shapes import TINY_VOCAB
     from synthetic.vocab import TOKEN_CONTROL, TOKEN_NORMAL, byte_symbols
-    from synthetic.writer import _add_hparams
 
     values: list[bytes] = list(toktok._encoding("o200k_base").token_byte_values())
     assert len(values) == BASE_RANKS
@@ -53,8 +69,6 @@ def write_o200k_vocab(path: Path) -> Path:
             merges.append(f"{spelled(pair[0])} {spelled(pair[1])}")
     by_id = {i: text for text, i in TINY_VOCAB.special_ids().items()}
     specials = [by_id.get(i, f"<|reserved_{i}|>") for i in range(BASE_RANKS, 201_088)]
-    writer = gguf.GGUFWriter(str(path), "gpt-oss")
-    _add_hparams(writer, TINY_VOCAB)
     writer.add_tokenizer_model("gpt2")
     writer.add_tokenizer_pre("gpt-4o")
     writer.add_token_list([spelled(v) for v in values] + specials)
@@ -63,11 +77,6 @@ def write_o200k_vocab(path: Path) -> Path:
     writer.add_bos_token_id(by_id_of(by_id, "<|startoftext|>"))
     writer.add_eos_token_id(by_id_of(by_id, "<|return|>"))
     writer.add_add_bos_token(False)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
 
 
 def by_id_of(by_id: dict[int, str], text: str) -> int:

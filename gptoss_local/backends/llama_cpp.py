@@ -238,7 +238,8 @@ class LlamaCppBackend:
         if grammar is None:
             return None
         barred = tuple(self._ids[token] for token in grammar.barred)
-        return Constraint(grammar.gbnf, grammar.from_final, barred, self._header)
+        until_final = tuple(self._ids[token] for token in grammar.barred_until_final)
+        return Constraint(grammar.gbnf, grammar.from_final, barred, self._header, until_final)
 
     def _generate(
         self,

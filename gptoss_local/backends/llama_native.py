@@ -191,6 +191,10 @@ class PieceCache:
         # <|constrain|> USER_DEFINED (so they show in its own output), the others CONTROL.
         self._special = bindings.LLAMA_TOKEN_ATTR_CONTROL | bindings.LLAMA_TOKEN_ATTR_USER_DEFINED
 
+    def copy(self) -> PieceCache:
+        """A cache of its own for the same vocabulary (one is not shared between threads)."""
+        return PieceCache(self._vocab)
+
     def is_control(self, token: int) -> bool:
         """Whether `token` is a control (or user-defined) token: a marker, never text."""
         found = self._controls.get(token)

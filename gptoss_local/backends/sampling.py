@@ -5,9 +5,12 @@ Stages that change nothing still cost time over gpt-oss's 201k-token vocabulary:
 every candidate, so it (and top-k 0, min-p 0, temperature 1) is left out of the chain. The
 chain is: logit biases (the request's, `LlamaOptions`', and the end tokens a structured reply
 may not end with, merged), OpenAI's frequency and presence penalties, then greedy or top-k /
-top-p / min-p / temperature / dist. Grammars (`LlamaOptions.grammar`, a structured reply's) are
-not a stage: `structured.gate.GrammarGate` checks the token the chain samples against them, and
-samples again under them only when it does not fit.
+top-p / min-p / temperature / dist. A reply whose final message is held to a format also bars
+`<|return|>` until that message starts (an "until_final" bias, first in the chain and taken out
+of it then), so gpt-oss cannot end its reply with reasoning and no answer. Grammars
+(`LlamaOptions.grammar`, a structured reply's) are not a stage: `structured.gate.GrammarGate`
+checks the token the chain samples against them, and samples again under them only when it
+does not fit.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ from typing import Any
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings
 from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.structured import token_trie
 from gptoss_local.backends.structured.gate import Constraint, FinalHeaderWatch, GrammarGate
+from gptoss_local.backends.structured.race import Race, raceable
 from gptoss_local.i18n import _
 
 # Penalties count a token over this many of the reply's last tokens when the context's size is
@@ -59,7 +64,11 @@ class Sampler:
         try:
             window = int(bindings.llama_n_ctx(context)) if context is not None else PENALTY_TOKENS
             biases = _biases(bindings, vocab, settings, options, constraint)
-            for name, stage in _stages(bindings, vocab, settings, biases, window):
+            until_final = constraint.until_final if constraint is not None else ()
+            stages = _stages(bindings, vocab, settings, biases, window)
+            if until_final:
+                stages.insert(0, ("until_final", _bias_stage(bindings, vocab, until_final)))
+            for name, stage in stages:
                 if not stage:
                     raise BackendError(
                         _("llama.cpp refused the sampler stage {name}").format(name=name)
@@ -67,7 +76,13 @@ class Sampler:
                 bindings.llama_sampler_chain_add(self._chain, stage)
                 self.stages.append(name)
             counting = "penalties" in self.stages  # the only stage that keeps what it is given
-            self._gate = _gate(vocab, options, constraint, pieces, biases, counting)
+            race = None
+            if raceable(self.stages):
+                n_vocab = int(bindings.llama_vocab_n_tokens(vocab))
+                race = Race(bindings, n_vocab, self.stages[-1] == "greedy", settings.seed)
+            self._gate = _gate(vocab, options, constraint, pieces, biases, counting, race)
+            if self._gate is not None and pieces is not None:
+                token_trie.prepare(pieces, int(bindings.llama_vocab_n_tokens(vocab)))
         except BaseException:
             self.free()
             raise
@@ -86,7 +101,8 @@ class Sampler:
         return self._attached_to is not None
 
     def reset(self) -> None:
-        """Start a new reply: grammars from their root, the random stream from the seed."""
+        """Start a new reply: grammars from their root, the random stream from the seed.
+        (Never called on a chain whose "until_final" stage is over: such chains are not kept.)"""
         native.lib().llama_sampler_reset(self._chain)
         if self._gate is not None:
             self._gate.reset()
@@ -98,6 +114,9 @@ class Sampler:
         token = self._gate.sample(self._chain, context, index)
         if self._attached_to is not None and self._gate.holding:
             self._leave_graph()  # before the next decode, whose logits the grammar needs
+        if self._gate.final_on and self.stages[0] == "until_final":
+            native.lib().llama_sampler_free(native.lib().llama_sampler_chain_remove(self._chain, 0))
+            self.stages[0] = "until_final (over)"
         return token
 
     @property
@@ -210,6 +229,7 @@ def _gate(
     pieces: native.PieceCache | None,
     biases: tuple[tuple[int, float], ...],
     counting: bool,
+    race: Race | None,
 ) -> GrammarGate | None:
     always = [o.grammar] if o.grammar else []
     final, watch = None, None
@@ -222,7 +242,15 @@ def _gate(
     if not always and final is None:
         return None
     banned = tuple(t for t, bias in biases if bias == float("-inf"))
-    return GrammarGate(vocab, always, final, watch, banned, pieces, counting)
+    until_final = c.until_final if c is not None else ()
+    return GrammarGate(vocab, always, final, watch, banned, pieces, counting, race, until_final)
+
+
+def _bias_stage(bindings: Any, vocab: Any, barred: tuple[int, ...]) -> Any:
+    """A logit-bias stage that bans `barred`."""
+    array = (bindings.llama_logit_bias * len(barred))(*((t, float("-inf")) for t in barred))
+    n_vocab = bindings.llama_vocab_n_tokens(vocab)
+    return bindings.llama_sampler_init_logit_bias(n_vocab, len(barred), array)
 
 
 def _stages(

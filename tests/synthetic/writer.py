@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -132,6 +133,7 @@ def write_gguf(
     shape: SyntheticShape = TINY,
     seed: int = 0,
     progress: Progress | None = None,
+    tokenizer: Callable[[Any], None] | None = None,
 ) -> Path:
     """Writes a loadable random-weight gpt-oss GGUF.
 
@@ -143,6 +145,8 @@ def write_gguf(
         shape: Model shape, e.g. `TINY` or `GPT_OSS_20B`.
         seed: Seed for the random weights; equal seeds give identical files.
         progress: Called after each tensor with (tensor bytes written, total tensor bytes).
+        tokenizer: Puts another vocabulary in the writer instead of the synthetic one (e.g.
+            `o200k_gguf.add_o200k_tokenizer`, gpt-oss's real one, for a 201,088-token shape).
 
     Returns:
         The path written.
@@ -153,7 +157,7 @@ def write_gguf(
     blocks = _RandomBlocks(plan, shape.hidden, seed)
     writer = gguf.GGUFWriter(out, "gpt-oss")
     _add_hparams(writer, shape)
-    _add_tokenizer(writer, shape)
+    (tokenizer or functools.partial(_add_tokenizer, shape=shape))(writer)
     _add_tensor_infos(writer, plan)
     total, done = sum(t.nbytes for t in plan), 0
     try:

@@ -7,7 +7,8 @@ writes ``<|channel|>final<|message|>ANSWER<|return|>`` (sometimes ``<|channel|>f
 everything before it run free and puts the grammar on from the token after the final
 message's ``<|message|>`` (`gate.FinalHeaderWatch`, which sees the control tokens themselves,
 so text that spells a header never sets it off). Once the JSON is complete only an end token
-fits; `<|endoftext|>` is barred, and `<|call|>` when the reply has no tool to call.
+fits; `<|endoftext|>` is barred, and `<|call|>` when the reply has no tool to call; and until
+the final message starts, `<|return|>` is (a reply may not end with reasoning and no answer).
 
 A forced tool choice holds the reply from its first token: any number of analysis and
 commentary messages with free text (no control token inside, no end of the reply), then a call
@@ -39,11 +40,13 @@ class ToolChoiceError(ValueError):
 @dataclass(frozen=True)
 class ReplyGrammar:
     """What a reply is held to: `gbnf` (root rule `root`), from the final message's content on
-    (`from_final`) or from the first token; and the end tokens it may not end with."""
+    (`from_final`) or from the first token; the end tokens it may not end with, and those it may
+    not end with before its final message."""
 
     gbnf: str
     from_final: bool
     barred: tuple[str, ...]
+    barred_until_final: tuple[str, ...] = ()
 
 
 def reply_grammar(request: ReplyRequest) -> ReplyGrammar | None:
@@ -60,7 +63,8 @@ def reply_grammar(request: ReplyRequest) -> ReplyGrammar | None:
     conversation = request.conversation
     can_call = bool(conversation.tools or conversation.builtin_tools)
     barred = ("<|endoftext|>",) if can_call else ("<|endoftext|>", "<|call|>")
-    return ReplyGrammar(_answer_gbnf(json.dumps(request.response_format.schema)), True, barred)
+    gbnf = _answer_gbnf(json.dumps(request.response_format.schema))
+    return ReplyGrammar(gbnf, True, barred, ("<|return|>",))
 
 
 @functools.lru_cache(maxsize=64)
