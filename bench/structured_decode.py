@@ -10,7 +10,9 @@ offloaded). Runs, each `--repeats` times, side by side in one process:
   (`ResponseFormat`), about as many tokens;
 - "gpu": for scale, a free reply with no steering, sampled on the GPU (the engine's default).
 
-Decode tokens/s is the engine's own figure (`Stats.decode_tokens_per_second`).
+Decode tokens/s is the engine's own figure (`Stats.decode_tokens_per_second`). Give it a model
+with gpt-oss's real vocabulary (`bench/gpu/steps.py`'s "20b-o200k" shape): what a grammar costs
+depends on what the tokens spell, which a made-up vocabulary does not show.
 
 Run: python bench/structured_decode.py MODEL.gguf [--gpu-layers -1] [--tokens 600] [--repeats 3]
 """

@@ -49,6 +49,7 @@ class ScriptedBackend:
         self.gate = threading.Event()
         self.calls: list[tuple[Conversation, GenerationSettings]] = []
         self.prefills: list[tuple[Conversation, GenerationSettings]] = []
+        self.started_at: float | None = None
         self.finished_at: float | None = None
         self.context_used = 100
 
@@ -61,7 +62,7 @@ class ScriptedBackend:
 
     def _play(self, cancel: threading.Event) -> Generator[Event, None, Stats]:
         reason = "return"
-        start = time.monotonic()
+        start = self.started_at = time.monotonic()
         for index, item in enumerate(self.script):
             if cancel.is_set():
                 reason = "cancelled"

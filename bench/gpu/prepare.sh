@@ -25,7 +25,8 @@ mkdir -p "$OUT/wheels"
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   --implementation cp --platform manylinux_2_17_x86_64 -d "$OUT/wheels" \
   platformdirs==4.14.5 gguf==0.19.0 diskcache==5.6.3 \
-  jsonschema==4.26.0 jsonschema-specifications==2025.9.1 referencing==0.37.0 rpds-py==2026.9.1
+  jsonschema==4.26.0 jsonschema-specifications==2025.9.1 referencing==0.37.0 rpds-py==2026.9.1 \
+  toktok-rs==0.3.0
 # The chat TUI, for bench/gpu/tui_check.py (all pure Python).
 python3 -m pip download -q --no-deps --only-binary=:all: -d "$OUT/wheels" \
   textual==8.2.8 rich==15.0.0 markdown-it-py==4.3.0 mdurl==0.1.2 mdit-py-plugins==0.7.0 \

@@ -9,7 +9,8 @@
 #   bench/gpu/run.sh OUT prefill [ARGS...]    first-reply TTFT with and without prefill (bench/prefill.py)
 #   bench/gpu/run.sh OUT serve [ARGS...]      serve vs llama-server at 1/4/8 clients (bench/serve.py)
 #   bench/gpu/run.sh OUT codex [ARGS...]      a recorded Codex session replayed (bench/codex_replay.py)
-#   bench/gpu/run.sh OUT structured [ARGS...] decode with a JSON schema against without
+#   bench/gpu/run.sh OUT structured [ARGS...] decode with a JSON schema against without (20b shape,
+#                                             gpt-oss's real vocabulary)
 #   bench/gpu/run.sh OUT 120b                 the 120b shape in a tmpfs, offload fitted to 24/32 GB
 # A build packed by an earlier call (tar of BUILD/out/bin, xz, split: .device/prebuilt.tar.xz.*)
 # is unpacked instead of building again; same machine kind and driver only.
@@ -68,8 +69,10 @@ case "$what" in
     ;;
   structured)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
-    "${PYTHON:-python3}" bench/structured_decode.py "$model" --gpu-layers -1 --out "$out/structured-decode.txt" "$@"
+    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b-o200k', Path('/tmp/gptoss-models')))")
+    gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) (device machine), $(nproc) cores"
+    "${PYTHON:-python3}" bench/structured_decode.py "$model" --gpu-layers -1 --device "$gpu" \
+      --out "$out/structured-decode.txt" "$@"
     ;;
   120b)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build

@@ -36,11 +36,20 @@ class Run:
 
 
 def synthetic_model(shape: str, folder: Path) -> Path:
-    """The synthetic model of `shape`, written once (a 20b-shaped file takes ~30 s)."""
+    """The synthetic model of `shape`, written once (a 20b-shaped file takes ~30 s); a shape
+    ending in "-o200k" carries gpt-oss's real vocabulary (needs toktok) instead of the made-up
+    one, for measurements where what the tokens spell matters (grammars)."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"synthetic-{shape}.gguf"
     if not path.exists():
-        write_gguf(path.with_suffix(".partial"), PRESETS[shape], seed=0).rename(path)
+        base, real_vocab = shape.removesuffix("-o200k"), shape.endswith("-o200k")
+        tokenizer = None
+        if real_vocab:
+            from o200k_gguf import add_o200k_tokenizer
+
+            tokenizer = add_o200k_tokenizer
+        partial = path.with_suffix(".partial")
+        write_gguf(partial, PRESETS[base], seed=0, tokenizer=tokenizer).rename(path)
     return path
 
 

@@ -123,7 +123,9 @@ async def test_a_saved_chat_shows_the_loaded_context_size(history: History, app_
 
 
 async def test_a_fast_model_does_not_leave_the_ui_behind(app_on: AppOn) -> None:
-    # 2,000 tokens at about 2,000 tokens/s: the UI must be done soon after the backend is.
+    # 2,000 tokens at about 2,000 tokens/s: the UI must be done soon after the backend is, measured
+    # against how long the backend itself streamed (a UI that redraws the whole reply per token
+    # falls behind by many times that), so a slow machine slows both sides alike.
     import time
 
     tokens = [AnswerDelta(f"w{i} ") for i in range(2000)]
@@ -131,11 +133,14 @@ async def test_a_fast_model_does_not_leave_the_ui_behind(app_on: AppOn) -> None:
     app = app_on(backend)
     async with app.run_test() as pilot:
         await send_and_wait(pilot, "go", timeout=30)
-        lag = time.monotonic() - (backend.finished_at or 0)
+        done = time.monotonic()
         view = app.query_one(ReplyView)
         assert view.answer_text == "".join(t.text for t in tokens)
         assert view.query_one(".answer", Markdown).source == view.answer_text
-    assert lag < 1.0, f"the UI finished {lag:.2f}s after the backend"
+    assert backend.started_at is not None and backend.finished_at is not None
+    streamed = backend.finished_at - backend.started_at
+    lag = done - backend.finished_at
+    assert lag < streamed, f"the UI finished {lag:.2f}s after a {streamed:.2f}s stream"
 
 
 async def test_every_action_is_in_the_command_palette(app_on: AppOn) -> None:
