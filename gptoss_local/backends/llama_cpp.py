@@ -34,7 +34,7 @@ from gptoss_local.backends.parallel import ParallelDecoder, Request
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.sampling import KeptSampler
 from gptoss_local.backends.saved_states import StateShelf
-from gptoss_local.backends.structured import SchemaError, ToolChoiceError, reply_grammar
+from gptoss_local.backends.structured import SchemaError, ToolChoiceError, reply_grammar, token_trie
 from gptoss_local.backends.structured.gate import Constraint, HeaderTokens
 from gptoss_local.backends.token_chunks import TokenizeCancelled, Tokenized, tokenize_reusing
 from gptoss_local.backends.token_loop import TokenLoop
@@ -357,6 +357,7 @@ class LlamaCppBackend:
             with self._vocab_lock:
                 self._closed = True
                 self._samplers.drop()
+                token_trie.release(self._pieces)
                 bindings = native.lib()
                 bindings.llama_free(self._native.context)
                 bindings.llama_model_free(self._native.model)

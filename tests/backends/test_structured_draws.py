@@ -18,6 +18,7 @@ from engine_helpers import chat, ran, text_of
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest, ResponseFormat
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llama_load import LoadSettings
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.structured import check_answer
 from gptoss_local.backends.structured.harmony import _answer_gbnf
@@ -53,7 +54,8 @@ def grammar_asker(bindings: Any, grammar: Any) -> Callable[[np.ndarray], np.ndar
 def test_the_token_tree_allows_exactly_what_a_full_pass_does(o200k: object) -> None:
     bindings = native.lib()
     n = int(bindings.llama_vocab_n_tokens(o200k))
-    trie = TokenTrie(native.PieceCache(o200k), native.PieceCache(o200k).is_control, n)
+    pieces = native.PieceCache(o200k)
+    trie = TokenTrie([b"" if pieces.is_control(t) else pieces(t) for t in range(n)])
     gbnf = _answer_gbnf(json.dumps(PERSON))
     grammar = bindings.llama_sampler_init_grammar(o200k, gbnf.encode(), b"root")
     assert grammar
@@ -153,3 +155,24 @@ def test_a_reply_held_to_a_format_does_not_end_before_its_answer(
         assert check_answer(answer, fmt)["ok"] in (True, False)  # type: ignore[arg-type]
     else:
         assert answer == "" and reply.stats.stop_reason == "return"  # reasoning, then the end
+
+
+def test_closing_the_model_stops_the_token_tree_being_built(tmp_path: Any) -> None:
+    """The tree is built on a thread of its own from the model's vocabulary; a model closed
+    while it is being built (a reply held to a format, then quit) must not be read after it is
+    freed, which crashed the process."""
+    import threading
+
+    from o200k_gguf import add_o200k_tokenizer
+    from synthetic import write_gguf
+    from synthetic.shapes import TINY_VOCAB
+
+    path = write_gguf(tmp_path / "tiny-o200k.gguf", TINY_VOCAB, tokenizer=add_o200k_tokenizer)
+    backend = LlamaCppBackend(path, LoadSettings(context=512, gpu_layers=0))
+    fmt = ResponseFormat({"type": "object"}, "any")
+    reply = backend.stream(ReplyRequest(chat("hi"), GenerationSettings(seed=1), fmt))
+    next(reply)  # the chain is built: the tree's build has started
+    assert any(t.name == "token-trie" for t in threading.enumerate())
+    reply.close()
+    backend.close()
+    assert not any(t.name == "token-trie" for t in threading.enumerate())

@@ -37,10 +37,20 @@ def token_trie(pieces: Any, n_vocab: int) -> TokenTrie:
     return _BUILDS[pieces].result()
 
 
+def release(pieces: Any) -> None:
+    """Before the model `pieces` reads is freed: stop a build still reading its vocabulary
+    (a read after the free would crash the process) and wait for it to let go."""
+    with _LOCK:
+        build = _BUILDS.pop(pieces, None)
+    if build is not None:
+        build.stop()
+
+
 class _Build:
     def __init__(self, pieces: Any, n_vocab: int) -> None:
         self._trie: TokenTrie | None = None
         self._error: BaseException | None = None
+        self._stopping = threading.Event()
         self._thread = threading.Thread(
             target=self._run, args=(pieces, n_vocab), name="token-trie", daemon=True
         )
@@ -48,9 +58,18 @@ class _Build:
 
     def _run(self, pieces: Any, n_vocab: int) -> None:
         try:
-            self._trie = TokenTrie(pieces, pieces.is_control, n_vocab)
+            texts = []
+            for token in range(n_vocab):
+                if token % 4096 == 0 and self._stopping.is_set():
+                    return
+                texts.append(b"" if pieces.is_control(token) else pieces(token))
+            self._trie = TokenTrie(texts)
         except BaseException as exc:  # handed to whoever waits for the tree
             self._error = exc
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join()
 
     def result(self) -> TokenTrie:
         self._thread.join()
@@ -62,10 +81,9 @@ class _Build:
 class TokenTrie:
     """Tokens under their parents; control tokens (and empty pieces) are roots of their own."""
 
-    def __init__(
-        self, pieces: Callable[[int], bytes], is_control: Callable[[int], bool], n_vocab: int
-    ) -> None:
-        texts = [b"" if is_control(t) else pieces(t) for t in range(n_vocab)]
+    def __init__(self, texts: list[bytes]) -> None:
+        """`texts`: each token's bytes, empty for a control token."""
+        n_vocab = len(texts)
         by_text = {text: t for t, text in enumerate(texts) if text}
         parent = np.full(n_vocab, -1, dtype=np.int64)
         for t, text in enumerate(texts):
