@@ -157,16 +157,35 @@ def test_a_reply_held_to_a_format_does_not_end_before_its_answer(
         assert answer == "" and reply.stats.stop_reason == "return"  # reasoning, then the end
 
 
-def test_closing_the_model_stops_the_token_tree_being_built(tmp_path: Any) -> None:
+def test_closing_the_model_stops_the_token_tree_being_built(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The tree is built on a thread of its own from the model's vocabulary; a model closed
     while it is being built (a reply held to a format, then quit) must not be read after it is
-    freed, which crashed the process."""
+    freed, which crashed the process. The build reads slowly here, so the close surely comes
+    while it runs."""
     import threading
+    import time
 
     from o200k_gguf import add_o200k_tokenizer
     from synthetic import write_gguf
     from synthetic.shapes import TINY_VOCAB
 
+    copy = native.PieceCache.copy
+
+    def slow_copy(self: native.PieceCache) -> Any:
+        pieces = copy(self)
+
+        class Slow:
+            is_control = staticmethod(pieces.is_control)
+
+            def __call__(self, token: int) -> bytes:
+                time.sleep(0.00005)  # 201,088 reads: ten seconds or more
+                return pieces(token)
+
+        return Slow()
+
+    monkeypatch.setattr(native.PieceCache, "copy", slow_copy)
     path = write_gguf(tmp_path / "tiny-o200k.gguf", TINY_VOCAB, tokenizer=add_o200k_tokenizer)
     backend = LlamaCppBackend(path, LoadSettings(context=512, gpu_layers=0))
     fmt = ResponseFormat({"type": "object"}, "any")
