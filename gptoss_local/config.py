@@ -17,7 +17,14 @@ from pathlib import Path
 
 from gptoss_local import paths
 from gptoss_local.errors import UserError
-from gptoss_local.kinds import BACKENDS, EFFORTS, BackendName, Effort
+from gptoss_local.kinds import (
+    BACKENDS,
+    CONTEXT_POLICIES,
+    EFFORTS,
+    BackendName,
+    ContextPolicy,
+    Effort,
+)
 from gptoss_local.tomlread import TomlReadError, load_toml
 
 
@@ -37,6 +44,10 @@ class Settings:
     them, or patterns such as ``"git__*"``); `max_tool_calls` bounds the calls of one reply;
     the python tool stops a call after `python_timeout` seconds and limits its memory to
     `python_memory_mb` MiB (0: no limit).
+
+    `context_policy`: what a chat does when its next prompt would leave too little room for
+    the reply: "compact" (the model summarises the oldest turns), "drop_oldest" (they are left
+    out) or "stop" (the message is not sent).
     """
 
     backend: BackendName = "llamacpp"
@@ -48,6 +59,7 @@ class Settings:
     max_tool_calls: int = 10
     python_timeout: int = 30
     python_memory_mb: int = 4096
+    context_policy: ContextPolicy = "compact"
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting with a value gptoss-local cannot use."""
@@ -67,6 +79,11 @@ class Settings:
                     f"allowed_tools holds {name!r}: use tool names as `gptoss-local tools` "
                     'lists them, or patterns such as "git__*"'
                 )
+        if self.context_policy not in CONTEXT_POLICIES:
+            raise ValueError(
+                f"context_policy must be one of {', '.join(CONTEXT_POLICIES)}, "
+                f"not {self.context_policy!r}"
+            )
         _at_least("max_tool_calls", self.max_tool_calls, 1)
         _at_least("python_timeout", self.python_timeout, 1)
         _at_least("python_memory_mb", self.python_memory_mb, 0)

@@ -9,6 +9,10 @@ from typing import Literal, get_args
 Effort = Literal["low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = get_args(Effort)
 
+# What a chat does when its next prompt would leave the reply too little room.
+ContextPolicy = Literal["compact", "drop_oldest", "stop"]
+CONTEXT_POLICIES: tuple[ContextPolicy, ...] = get_args(ContextPolicy)
+
 BackendName = Literal["llamacpp", "ollama", "openai"]
 BACKENDS: tuple[BackendName, ...] = get_args(BackendName)
 

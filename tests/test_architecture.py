@@ -128,6 +128,7 @@ LAYERS = (
     ("serve",),
     ("tools",),
     ("session",),
+    ("attachments",),
     ("hardware",),
     ("backends",),
     ("store",),

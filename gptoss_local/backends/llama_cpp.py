@@ -186,6 +186,12 @@ class LlamaCppBackend:
                 recent.append(done)
             return done.tokens.tolist()
 
+    def count_prompt(self, request: ReplyRequest) -> int:
+        """The tokens of the prompt `request` would send (a chat fits its context with it;
+        recent prompts are reused, so counting a conversation again and again is cheap)."""
+        messages = list(request.conversation.messages)
+        return len(self._tokenize(render_prompt(messages, **_harmony_options(request)), True))
+
     def _tokenize_piece(self, text: str, special: bool) -> list[int]:
         return native.tokenize(self._native.vocab, text, special)
 

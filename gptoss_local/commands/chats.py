@@ -86,7 +86,8 @@ def _export(path: Path, chat_id: int, fmt: str, output: Path | None) -> int:
         raise UnknownChatError(chat_id)
     with _open(path) as history:
         chat, messages = history.get_chat(chat_id), history.messages(chat_id)
-    text = (export.to_json if fmt == "json" else export.to_markdown)(chat, messages)
+        compactions = history.compactions(chat_id)
+    text = (export.to_json if fmt == "json" else export.to_markdown)(chat, messages, compactions)
     if output is None:
         sys.stdout.write(text)
         return 0

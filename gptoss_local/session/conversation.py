@@ -5,8 +5,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 
+from gptoss_local.attachments.message import with_attachments
 from gptoss_local.conversation import Conversation, Message, Tool, call_record
-from gptoss_local.session.records import Chat, StoredMessage
+from gptoss_local.session.records import Chat, Compaction, StoredMessage
+
+# How the summary of a compacted chat is put before the messages kept: as a user message, so
+# every engine shows it to the model the same way, saying what it is.
+SUMMARY_INTRO = (
+    "[The earlier part of this conversation no longer fits the context. This is the summary "
+    "you wrote of it; go on from it.]\n\n"
+)
 
 
 def conversation_from(
@@ -14,6 +22,7 @@ def conversation_from(
     messages: Sequence[StoredMessage],
     tools: Sequence[Tool] = (),
     current_date: dt.date | None = None,
+    compaction: Compaction | None = None,
 ) -> Conversation:
     """The chat's history, instructions and the given tools as a `Conversation`.
 
@@ -22,13 +31,31 @@ def conversation_from(
         messages: Its stored messages in order.
         tools: Function tools offered for the next reply.
         current_date: Date shown to the model; today when omitted.
+        compaction: Where the prompts start (the chat's last compaction), if anywhere.
     """
     return Conversation(
-        messages=tuple(conversation_messages(messages)),
+        messages=tuple(message for _seq, message in conversation_entries(messages, compaction)),
         instructions=chat.instructions,
         tools=tuple(tools),
         current_date=current_date,
     )
+
+
+def conversation_entries(
+    messages: Iterable[StoredMessage], compaction: Compaction | None = None
+) -> list[tuple[int | None, Message]]:
+    """`conversation_messages` from where `compaction` starts the prompts, after its summary,
+    each with the `seq` of the stored message it comes from (None: the summary)."""
+    start = compaction.before_seq if compaction is not None else None
+    kept = [m for m in messages if start is None or m.seq >= start]
+    entries: list[tuple[int | None, Message]] = []
+    if compaction is not None and compaction.summary:
+        entries.append((None, Message("user", SUMMARY_INTRO + compaction.summary)))
+    for stored in kept:
+        message = _message(stored)
+        if message is not None:
+            entries.append((stored.seq, message))
+    return entries
 
 
 def conversation_messages(messages: Iterable[StoredMessage]) -> list[Message]:
@@ -38,15 +65,21 @@ def conversation_messages(messages: Iterable[StoredMessage]) -> list[Message]:
     with no text at all. A stopped or crash-interrupted reply keeps the text it had: the user
     read it, and the model should know what it already said.
     """
-    out: list[Message] = []
-    for stored in messages:
-        if stored.role != "assistant":
-            out.append(Message(stored.role, stored.content, tool_name=stored.tool_name))
-        elif _included(stored):
-            found = (call_record(call) for call in stored.tool_calls)
-            calls = tuple(record for record in found if record is not None)
-            out.append(Message("assistant", stored.content, stored.reasoning, calls))
-    return out
+    return [message for message in map(_message, messages) if message is not None]
+
+
+def _message(stored: StoredMessage) -> Message | None:
+    """The stored message as the model sees it (a user's with its attached files' text), or
+    None when it is left out."""
+    if stored.role == "user":
+        return Message("user", with_attachments(stored.content, stored.attachments))
+    if stored.role != "assistant":
+        return Message(stored.role, stored.content, tool_name=stored.tool_name)
+    if not _included(stored):
+        return None
+    found = (call_record(call) for call in stored.tool_calls)
+    calls = tuple(record for record in found if record is not None)
+    return Message("assistant", stored.content, stored.reasoning, calls)
 
 
 def _included(stored: StoredMessage) -> bool:

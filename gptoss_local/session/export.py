@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gptoss_local.events import ToolCall
-from gptoss_local.session.records import Chat, StoredMessage, call_to_dict
+from gptoss_local.session.records import Chat, Compaction, StoredMessage, call_to_dict
 
 EXPORT_FORMAT = "gptoss-local.chat"
 EXPORT_VERSION = 1
@@ -47,22 +47,37 @@ def message_to_dict(message: StoredMessage) -> dict[str, Any]:
         "error": message.error,
         "created_at": message.created_at.isoformat(),
         "updated_at": message.updated_at.isoformat(),
+        "attachments": [dataclasses.asdict(attached) for attached in message.attachments],
     }
 
 
-def to_json(chat: Chat, messages: Sequence[StoredMessage]) -> str:
-    """The chat and its messages as one indented JSON document (ends with a newline)."""
+def compaction_to_dict(compaction: Compaction) -> dict[str, Any]:
+    """A compaction's fields as JSON-ready values."""
+    data = dataclasses.asdict(compaction)
+    data["created_at"] = compaction.created_at.isoformat()
+    return data
+
+
+def to_json(
+    chat: Chat, messages: Sequence[StoredMessage], compactions: Sequence[Compaction] = ()
+) -> str:
+    """The chat, its messages and its compactions as one indented JSON document (ends with a
+    newline)."""
     doc = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
         "chat": chat_to_dict(chat),
         "messages": [message_to_dict(message) for message in messages],
+        "compactions": [compaction_to_dict(compaction) for compaction in compactions],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def to_markdown(chat: Chat, messages: Sequence[StoredMessage]) -> str:
-    """The chat as a Markdown document (ends with a newline)."""
+def to_markdown(
+    chat: Chat, messages: Sequence[StoredMessage], compactions: Sequence[Compaction] = ()
+) -> str:
+    """The chat as a Markdown document (ends with a newline); each compaction is a marker
+    before the first message its prompts kept, with its summary folded."""
     title = " ".join(chat.title.split()) or f"Chat {chat.id}"
     model = chat.model or "unknown model"
     if chat.backend:
@@ -75,13 +90,45 @@ def to_markdown(chat: Chat, messages: Sequence[StoredMessage]) -> str:
     if chat.instructions:
         quoted = "\n".join(f"> {line}".rstrip() for line in chat.instructions.splitlines())
         parts.append(f"> **Instructions**\n>\n{quoted}")
-    parts += [_message_markdown(message) for message in messages]
+    markers = {c.before_seq: c for c in compactions}
+    for message in messages:
+        if message.seq in markers:
+            parts.append(compaction_markdown(markers.pop(message.seq)))
+        parts.append(_message_markdown(message))
+    parts += [compaction_markdown(left) for left in markers.values()]
     return "\n\n".join(parts) + "\n"
+
+
+def compaction_line(compaction: Compaction) -> str:
+    """What a compaction did, in one line ("12 earlier messages summarised · …")."""
+    count = compaction.messages_left_out
+    if compaction.summary:
+        head = f"{count:,} earlier messages summarised"
+        cost = f"summary of {compaction.summary_tokens:,} tokens in {compaction.seconds:.1f} s"
+        items = [head, f"the prompt was {compaction.prompt_tokens_before:,} tokens", cost]
+    else:
+        items = [f"{count:,} earlier messages left out of the prompts (no summary)"]
+    return " · ".join(items)
+
+
+def compaction_markdown(compaction: Compaction) -> str:
+    """A compaction as a Markdown marker, its summary in a collapsible block."""
+    parts = [f"---\n\n*{compaction_line(compaction)}*"]
+    if compaction.summary:
+        summary = re.sub(r"</(details)", r"&lt;/\1", compaction.summary, flags=re.IGNORECASE)
+        parts.append(f"<details><summary>Summary</summary>\n\n{summary}\n\n</details>")
+    return "\n\n".join([*parts, "---"])
 
 
 def _message_markdown(message: StoredMessage) -> str:
     if message.role == "user":
-        return f"## User\n\n{message.content}"
+        parts = [f"## User\n\n{message.content}"]
+        for attached in message.attachments:
+            line = (f"**Attached** `{attached.name}` ({attached.kind}, {attached.tokens:,} "
+                    f"tokens, sha256 {attached.sha256[:12]}…, from {attached.path})")  # fmt: skip
+            text = re.sub(r"</(details)", r"&lt;/\1", attached.text, flags=re.IGNORECASE)
+            parts.append(f"{line}\n\n<details><summary>As sent</summary>\n\n{text}\n\n</details>")
+        return "\n\n".join(parts)
     if message.role == "tool":
         return f"## Tool `{message.tool_name or 'unknown'}`\n\n{_fence(message.content, '')}"
     parts = ["## Assistant"]

@@ -20,19 +20,24 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 
-from gptoss_local.conversation import Conversation, Tool
+from gptoss_local.attachments.model import AttachedFile
+from gptoss_local.conversation import Conversation, Message, Tool
 from gptoss_local.kinds import EFFORTS
 from gptoss_local.session import storage
-from gptoss_local.session.conversation import conversation_from
+from gptoss_local.session.conversation import conversation_entries, conversation_from
 from gptoss_local.session.errors import UnknownChatError
 from gptoss_local.session.migrations import MIGRATIONS, Migration
 from gptoss_local.session.records import (
     Chat,
+    Compaction,
     StoredMessage,
+    attached_from_row,
     chat_from_row,
+    compaction_from_row,
     message_from_row,
     time_text,
     utc_now,
@@ -200,10 +205,19 @@ class History(ReplyWriter):
 
     # --- messages ------------------------------------------------------------------------------
 
-    def add_user_message(self, chat_id: int, content: str) -> StoredMessage:
-        """Store what the user sent, committed at once (before any reply is generated)."""
+    def add_user_message(
+        self, chat_id: int, content: str, attachments: Iterable[AttachedFile] = ()
+    ) -> StoredMessage:
+        """Store what the user sent, with the files attached to it (their text as sent),
+        committed at once (before any reply is generated)."""
         with self._write() as conn:
             message_id = self._insert(conn, chat_id, "user", content=content)
+            for position, a in enumerate(attachments):
+                conn.execute(
+                    "INSERT INTO attachments (message_id, position, name, path, sha256, kind, "
+                    "text, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (message_id, position, a.name, a.path, a.sha256, a.kind, a.text, a.tokens),
+                )
             title = content.strip().splitlines()[0] if content.strip() else ""
             if len(title) > _TITLE_CHARS:
                 title = title[: _TITLE_CHARS - 1].rstrip() + "…"
@@ -224,7 +238,16 @@ class History(ReplyWriter):
             rows = self._conn.execute(
                 "SELECT * FROM messages WHERE chat_id = ? ORDER BY seq", (chat_id,)
             ).fetchall()
-        return [message_from_row(row) for row in rows]
+            attached = self._conn.execute(
+                "SELECT a.* FROM attachments a JOIN messages m ON m.id = a.message_id "
+                "WHERE m.chat_id = ? ORDER BY a.message_id, a.position",
+                (chat_id,),
+            ).fetchall()
+        files: dict[int, list[AttachedFile]] = {}
+        for row in attached:
+            files.setdefault(row["message_id"], []).append(attached_from_row(row))
+        found = [message_from_row(row) for row in rows]
+        return [replace(m, attachments=tuple(files[m.id])) if m.id in files else m for m in found]
 
     def delete_from(self, message_id: int) -> int:
         """Delete a message and every later one of its chat (to regenerate or edit and resend).
@@ -236,6 +259,11 @@ class History(ReplyWriter):
         with self._write() as conn:
             cursor = conn.execute(
                 "DELETE FROM messages WHERE chat_id = ? AND seq >= ?",
+                (message.chat_id, message.seq),
+            )
+            # A compaction that left out some of the deleted messages no longer holds.
+            conn.execute(
+                "DELETE FROM compactions WHERE chat_id = ? AND before_seq > ?",
                 (message.chat_id, message.seq),
             )
             self._touch(conn, message.chat_id)
@@ -251,7 +279,64 @@ class History(ReplyWriter):
         replies keep the text they have.
         """
         chat = self.get_chat(chat_id)
-        return conversation_from(chat, self.messages(chat_id), tuple(tools), current_date)
+        messages, compaction = self.messages(chat_id), self.last_compaction(chat_id)
+        return conversation_from(chat, messages, tuple(tools), current_date, compaction)
+
+    def conversation_entries(self, chat_id: int) -> list[tuple[int | None, Message]]:
+        """The messages of the chat's next prompt, each with its stored `seq` (None for the
+        summary that stands for older ones): what `to_conversation` holds."""
+        return conversation_entries(self.messages(chat_id), self.last_compaction(chat_id))
+
+    # --- compactions ---------------------------------------------------------------------------
+
+    def add_compaction(
+        self,
+        chat_id: int,
+        before_seq: int,
+        summary: str,
+        *,
+        messages_left_out: int = 0,
+        prompt_tokens_before: int = 0,
+        summary_tokens: int = 0,
+        seconds: float = 0.0,
+    ) -> Compaction:
+        """Record that the chat's prompts start at message `before_seq` from now on, with
+        `summary` standing for what came before ("" leaves it out)."""
+        stamp = time_text(self._now())
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO compactions (chat_id, before_seq, summary, messages_left_out, "
+                "prompt_tokens_before, summary_tokens, seconds, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    chat_id,
+                    before_seq,
+                    summary,
+                    messages_left_out,
+                    prompt_tokens_before,
+                    summary_tokens,
+                    seconds,
+                    stamp,
+                ),
+            )
+            self._touch(conn, chat_id)
+            row = conn.execute(
+                "SELECT * FROM compactions WHERE id = ?", (cursor.lastrowid,)
+            ).fetchone()
+        return compaction_from_row(row)
+
+    def compactions(self, chat_id: int) -> list[Compaction]:
+        """The chat's compactions, oldest first."""
+        with self._locked():
+            rows = self._conn.execute(
+                "SELECT * FROM compactions WHERE chat_id = ? ORDER BY before_seq, id", (chat_id,)
+            ).fetchall()
+        return [compaction_from_row(row) for row in rows]
+
+    def last_compaction(self, chat_id: int) -> Compaction | None:
+        """The compaction the chat's prompts start from now (None: they start at the top)."""
+        found = self.compactions(chat_id)
+        return found[-1] if found else None
 
 
 def _check_effort(effort: str) -> None:

@@ -51,7 +51,37 @@ CREATE TABLE messages (
 CREATE INDEX messages_partial ON messages (status) WHERE status = 'partial';
 """
 
-MIGRATIONS: tuple[Migration, ...] = (_V1,)
+# Files attached to user messages (the text as sent, so a chat reads the same after the file
+# changes), and compactions: where a chat's prompts stop going back, with the summary that
+# stands for what came before.
+_V2 = """
+CREATE TABLE attachments (
+    id INTEGER PRIMARY KEY,
+    message_id INTEGER NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    path TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('text', 'pdf', 'folder')),
+    text TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    UNIQUE (message_id, position)
+);
+CREATE TABLE compactions (
+    id INTEGER PRIMARY KEY,
+    chat_id INTEGER NOT NULL REFERENCES chats (id) ON DELETE CASCADE,
+    before_seq INTEGER NOT NULL,
+    summary TEXT NOT NULL DEFAULT '',
+    messages_left_out INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens_before INTEGER NOT NULL DEFAULT 0,
+    summary_tokens INTEGER NOT NULL DEFAULT 0,
+    seconds REAL NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX compactions_by_chat ON compactions (chat_id, before_seq);
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -13,6 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from gptoss_local.attachments.model import AttachedFile, Kind
 from gptoss_local.backends.base import Stats
 from gptoss_local.events import ToolCall
 from gptoss_local.kinds import EFFORTS, Effort
@@ -61,6 +62,46 @@ class StoredMessage:
     created_at: dt.datetime
     updated_at: dt.datetime
     error: str | None
+    attachments: tuple[AttachedFile, ...] = ()
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """Where a chat's prompts stop going back: the messages before `before_seq` are replaced
+    by `summary` (or, when it is "", left out; the model wrote none, or the chat's policy is
+    to drop them). They stay saved and shown. The figures are for the marker the chat shows:
+    how many messages were left out, the prompt's tokens before, the summary's cost."""
+
+    id: int
+    chat_id: int
+    before_seq: int
+    summary: str
+    messages_left_out: int
+    prompt_tokens_before: int
+    summary_tokens: int
+    seconds: float
+    created_at: dt.datetime
+
+
+def compaction_from_row(row: sqlite3.Row) -> Compaction:
+    """A `Compaction` from a row of ``compactions``."""
+    return Compaction(
+        id=row["id"],
+        chat_id=row["chat_id"],
+        before_seq=row["before_seq"],
+        summary=row["summary"],
+        messages_left_out=row["messages_left_out"],
+        prompt_tokens_before=row["prompt_tokens_before"],
+        summary_tokens=row["summary_tokens"],
+        seconds=row["seconds"],
+        created_at=dt.datetime.fromisoformat(row["created_at"]),
+    )
+
+
+def attached_from_row(row: sqlite3.Row) -> AttachedFile:
+    """An `AttachedFile` from a row of ``attachments``."""
+    kind = cast(Kind, row["kind"] if row["kind"] in ("text", "pdf", "folder") else "text")
+    return AttachedFile(row["name"], row["path"], row["sha256"], kind, row["text"], row["tokens"])
 
 
 def utc_now() -> dt.datetime:
