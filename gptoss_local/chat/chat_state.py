@@ -8,11 +8,14 @@ with what followed it, only when its replacement is sent. Every method may raise
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from gptoss_local.attachments.model import AttachedFile
 from gptoss_local.backends.base import BackendInfo
 from gptoss_local.conversation import Conversation
 from gptoss_local.kinds import EFFORTS, Effort
 from gptoss_local.session.history import History
-from gptoss_local.session.records import StoredMessage
+from gptoss_local.session.records import Compaction, StoredMessage
 
 
 class ChatState:
@@ -30,6 +33,7 @@ class ChatState:
         self.effort = effort
         self.instructions = ""  # of a new chat, until its first message saves it
         self.editing: int | None = None  # the user message being edited, until sent or Esc
+        self.sent: StoredMessage | None = None  # the last message sent, until its reply starts
 
     def switch(self, chat_id: int | None) -> None:
         """Open chat `chat_id` (None: a new one), dropping any edit and unsaved instructions."""
@@ -38,6 +42,10 @@ class ChatState:
     def messages(self) -> list[StoredMessage]:
         """The open chat's messages (none in a new chat)."""
         return [] if self.chat_id is None else self.history.messages(self.chat_id)
+
+    def compactions(self) -> list[Compaction]:
+        """The open chat's compactions (none in a new chat)."""
+        return [] if self.chat_id is None else self.history.compactions(self.chat_id)
 
     def load_effort(self) -> None:
         """Take the saved chat's effort (a new chat keeps the current one)."""
@@ -55,9 +63,12 @@ class ChatState:
             self.history.set_effort(self.chat_id, self.effort)
         return self.effort
 
-    def add_user_message(self, text: str, info: BackendInfo | None) -> int:
-        """Save a message the user sends, creating a new chat first (recording the loaded
-        model and backend, if known); the chat's id."""
+    def add_user_message(
+        self, text: str, info: BackendInfo | None, attachments: Sequence[AttachedFile] = ()
+    ) -> int:
+        """Save a message the user sends with its attached files, creating a new chat first
+        (recording the loaded model and backend, if known); the chat's id. The saved message
+        is `sent` until the next one."""
         if self.chat_id is None:
             self.chat_id = self.history.create_chat(
                 effort=self.effort,
@@ -66,8 +77,18 @@ class ChatState:
                 backend=info.backend if info else None,
             ).id
             self.instructions = ""  # the chat keeps them now
-        self.history.add_user_message(self.chat_id, text)
+        self.sent = self.history.add_user_message(self.chat_id, text, attachments)
         return self.chat_id
+
+    def take_back_sent(self) -> StoredMessage | None:
+        """The message just sent did not fit the context: delete it (and its reply's row) so
+        it does not stay in the chat, growing it; the message, for the input box (None when
+        there is none to take back)."""
+        sent, self.sent = self.sent, None
+        if sent is None or self.chat_id != sent.chat_id:
+            return None
+        self.history.delete_from(sent.id)
+        return sent
 
     def begin_reply(self, chat_id: int) -> tuple[Conversation, int]:
         """What the model is to answer in chat `chat_id`, and the history row of its reply."""

@@ -49,12 +49,12 @@ def prompt_counter(
         shown = replace(conversation, messages=tuple(messages))
         if count is not None:
             return count(ReplyRequest(shown, settings))
-        return _estimate(shown)
+        return estimate_prompt(shown)
 
     return counter
 
 
-def _estimate(conversation: Conversation) -> int:
+def estimate_prompt(conversation: Conversation) -> int:
     """About the tokens of the prompt, for engines that keep their tokenizer to themselves:
     the texts, the tools' descriptions, and the framing of each message."""
     texts = [conversation.instructions or ""]

@@ -67,6 +67,11 @@ def run_arguments(parser: argparse.ArgumentParser) -> None:
             "(default: auto, the model decides)"),
     )  # fmt: skip
     parser.add_argument(
+        "--file", action="append", default=[], type=Path, metavar="PATH", dest="files",
+        help=_("attach a text or code file, a PDF (as its text) or a folder (its listing and "
+            "files) after the prompt (repeatable)"),
+    )  # fmt: skip
+    parser.add_argument(
         "--schema", metavar="FILE|JSON",
         help=_("answer with JSON that this JSON schema accepts (a file, or the schema itself); "
             "exit 1 when the answer does not match"),

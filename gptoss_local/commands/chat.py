@@ -40,7 +40,8 @@ def run_chat(args: argparse.Namespace) -> int:
 
         tools = ChatTools.from_settings(settings)  # started by the app, on a worker
         app = make_app(history, ready=prepared.ready, setup=prepared.preparation,
-                       chat_id=args.chat, tools=tools)  # fmt: skip  # setup: for F9
+                       chat_id=args.chat, tools=tools,
+                       context_policy=settings.context_policy)  # fmt: skip  # setup: for F9
         try:
             app.run()
         finally:

@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gptoss_local import config
-from gptoss_local.backends.base import GenerationSettings, ResponseFormat, Stats, ToolChoice
+from gptoss_local.attachments import estimate_tokens, read_attachment, with_attachments
+from gptoss_local.backends.base import (
+    Backend,
+    GenerationSettings,
+    ResponseFormat,
+    Stats,
+    ToolChoice,
+)
+from gptoss_local.chat.context_budget import Budget, ContextFull, fit
+from gptoss_local.chat.context_keeper import prompt_counter
 from gptoss_local.commands.notes import LoadNotes, warn
 from gptoss_local.commands.run_request import (
     AskedBackend,
@@ -50,8 +59,11 @@ def run_run(args: argparse.Namespace) -> int:
     settings = config.load()
     wishes = wishes_from(args, settings)
     fmt = response_format(args.schema)
+    prompt = _read_prompt(args)
+    attached = [read_attachment(path, root=Path.cwd(), count_tokens=estimate_tokens)
+                for path in args.files]  # fmt: skip
     conversation = Conversation(
-        messages=(Message(role="user", content=_read_prompt(args)),),
+        messages=(Message(role="user", content=with_attachments(prompt, attached)),),
         instructions=args.instructions,
         current_date=args.date,
     )
@@ -126,6 +138,7 @@ def _answer(
     )
     backend = AskedBackend(ready.open(LoadNotes()), fmt, choice)
     try:
+        _check_room(backend, registry.offer(conversation, backend.capabilities), generation)
         loop = ToolLoop(backend, registry, Approvals(args.allow_tool),
                         max_calls=settings.max_tool_calls)  # fmt: skip
         return _stream(loop, conversation, generation, args, fmt)
@@ -172,6 +185,31 @@ def _stream(
     if fmt is None or ended == "external_call":
         return 0
     return _check(answer, fmt)
+
+
+def _check_room(backend: Backend, conversation: Conversation, settings: GenerationSettings) -> None:
+    """Refuse, with its token count and the room, a prompt (stdin, attached files) that leaves
+    the context too little room for the reply, before anything is generated."""
+    size = backend.info().context_size
+    if not size:
+        return
+    count = prompt_counter(backend, conversation, settings)
+    try:
+        fit(conversation.messages, count, Budget(size, settings.effort), "stop")
+    except ContextFull as exc:
+        room = _("{room:,} tokens").format(room=exc.room)
+        raise WishError(
+            _(
+                "the prompt is {needed:,} tokens; the {size:,}-token context has room for {room} "
+                "after keeping {reply:,} for the reply"
+            ).format(
+                needed=exc.needed,
+                size=size,
+                room=room,
+                reply=Budget(size, settings.effort).reply_room,
+            ),
+            _("load the model with a larger --context, or send less (a part of the file)"),
+        ) from None
 
 
 def _check(answer: str, fmt: ResponseFormat) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from gptoss_local.backends.base import (
     ToolChoice,
 )
 from gptoss_local.backends.structured import check_answer
+from gptoss_local.chat.context_keeper import estimate_prompt
 from gptoss_local.conversation import Conversation
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
@@ -130,6 +132,13 @@ class AskedBackend:
         asked = replace(request, response_format=self._format, tool_choice=self._choice)
         self._choice = ToolChoice()
         return self._backend.stream(asked, cancel)
+
+    def count_prompt(self, request: ReplyRequest) -> int:
+        """The prompt's tokens, with the format shown to the model, by the engine's tokenizer
+        where it has one (else estimated)."""
+        count: Callable[[ReplyRequest], int] | None = getattr(self._backend, "count_prompt", None)
+        asked = replace(request, response_format=self._format)
+        return count(asked) if count is not None else estimate_prompt(asked.conversation)
 
     def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
         """As the backend's (`run` never prefills)."""

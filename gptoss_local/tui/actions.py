@@ -99,6 +99,13 @@ ACTIONS = (
     Action(
         "model", "f9", "choose_model", N_("Model"), N_("Choose the model, context and engine again")
     ),
+    Action(
+        "attach",
+        "ctrl+g",
+        "attach_file",
+        N_("Attach"),
+        N_("Attach a file or folder to the next message (or type @ and a path)"),
+    ),
     Action("search", "ctrl+f", "search_chats", N_("Search"), N_("Search the saved chats")),
     Action("rename", "f2", "rename_chat", N_("Rename"), N_("Rename this chat")),
     Action("delete", "f8", "delete_chat", N_("Delete"), N_("Delete this chat (asks first)")),

@@ -20,7 +20,7 @@ from gptoss_local.chat.model_host import Opener
 from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.i18n import _
-from gptoss_local.kinds import Effort
+from gptoss_local.kinds import ContextPolicy, Effort
 from gptoss_local.launch.preparation import Preparation, Ready
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
@@ -53,11 +53,13 @@ class ChatApp(App[None]):
         vram: VramMonitor | None = None,
         warnings: tuple[str, ...] = (),
         tools: ChatTools | None = None,
+        context_policy: ContextPolicy = "compact",
     ) -> None:
         super().__init__()
         self.chat_screen = ChatScreen(history, ChatState(history, chat_id, effort), generation,
                                       backend_factory, setup=setup, model_name=model_name,
-                                      vram=vram, warnings=warnings, tools=tools)  # fmt: skip
+                                      vram=vram, warnings=warnings, tools=tools,
+                                      context_policy=context_policy)  # fmt: skip
         self._interrupted = SecondPress()
         self._switch_interval = sys.getswitchinterval()
 
@@ -126,6 +128,7 @@ def make_app(
     setup: Preparation | None = None,
     vram: VramMonitor | None = None,
     tools: ChatTools | None = None,
+    context_policy: ContextPolicy = "compact",
 ) -> ChatApp:
     """Build the chat app from its services.
 
@@ -142,6 +145,8 @@ def make_app(
         vram: Reads VRAM use for the status bar (default: NVML's, when a GPU answers).
         tools: The tools the model may call, and which run without asking (default: none;
             `gptoss-local chat` passes `ChatTools.from_settings`).
+        context_policy: What a chat does when its prompt would leave the reply too little
+            room (the `context_policy` setting).
     """
     name = _("the model")
     warnings: tuple[str, ...] = ()
@@ -151,4 +156,4 @@ def make_app(
     generation = generation or GenerationSettings()
     return ChatApp(history, backend_factory, generation, effort or generation.effort, chat_id,
                    setup, name, vram=vram if vram is not None else VramMonitor(),
-                   warnings=warnings, tools=tools)  # fmt: skip
+                   warnings=warnings, tools=tools, context_policy=context_policy)  # fmt: skip

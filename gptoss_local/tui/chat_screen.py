@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import ClassVar
 
 from textual import on, work
@@ -25,25 +26,42 @@ from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
+from gptoss_local.attachments import (
+    AttachedFile,
+    AttachmentRefused,
+    estimate_tokens,
+    mentions,
+    read_attachment,
+)
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.chat.chat_state import ChatState
+from gptoss_local.chat.context_budget import Budget
+from gptoss_local.chat.context_keeper import Compacting, ContextKeeper
 from gptoss_local.chat.model_host import Held, Opener
 from gptoss_local.chat.tool_host import ChatTools, ToolHost
 from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.conversation import Conversation
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.i18n import N_, _, translate
+from gptoss_local.kinds import ContextPolicy
 from gptoss_local.launch.preparation import Preparation
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
+from gptoss_local.session.records import Compaction, StoredMessage
 from gptoss_local.tools import HistoryRecorder, ToolLoop
 from gptoss_local.tui import copying
 from gptoss_local.tui.actions import chat_bindings
 from gptoss_local.tui.approval import asker
+from gptoss_local.tui.attachment_widgets import AttachmentChips, AttachmentList
+from gptoss_local.tui.compaction_view import marker_title
+from gptoss_local.tui.file_picker import FilePickerScreen
 from gptoss_local.tui.history_errors import reports_history_errors
 from gptoss_local.tui.loading import LoadingBanner
+from gptoss_local.tui.mention_menu import MentionCompleter, MentionMenu
 from gptoss_local.tui.messages import (
     BackendLoaded,
+    CompactionReported,
+    ContextRefused,
     HistoryFailed,
     ModelChosen,
     ModelLoadFailed,
@@ -77,6 +95,8 @@ class ChatScreen(Screen[None]):
         vram: Reads VRAM use for the status bar; None shows none.
         warnings: What the plan warned about, shown once when the chat opens.
         tools: The tools the model may call (default: none).
+        context_policy: What a chat does when its prompt would leave the reply too little
+            room (`chat.context_budget`).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = chat_bindings()
@@ -93,8 +113,10 @@ class ChatScreen(Screen[None]):
         vram: VramMonitor | None = None,
         warnings: tuple[str, ...] = (),
         tools: ChatTools | None = None,
+        context_policy: ContextPolicy = "compact",
     ) -> None:
         super().__init__()
+        self.context_policy = context_policy
         self.history, self.state, self.generation = history, state, generation
         self.history_error: HistoryError | None = None  # see `history_failed`
         self.warnings = warnings
@@ -107,6 +129,10 @@ class ChatScreen(Screen[None]):
         self.tools = ToolHost(tools or ChatTools(), self._tools_in_worker)
         self.tools_ready = False  # set when the screen has heard so (`ToolsOpened`)
         self.status = StatusBar(state.effort, vram)
+        self.root = Path.cwd()  # where `@` paths and the file picker start
+        self.chips = AttachmentChips(id="chips")
+        self.mentions = MentionMenu(id="mentions")
+        self.input.completer = MentionCompleter(self.input, self.mentions, self.root)
         self._cancel: threading.Event | None = None  # of the reply being written
         self._sent: list[str] = []  # the messages sent in this session, for input history
 
@@ -120,7 +146,9 @@ class ChatScreen(Screen[None]):
         yield self.sidebar
         yield self.banner
         yield self.chat_log
+        yield self.chips
         yield self.input
+        yield self.mentions
         yield self.status
         yield Footer()
 
@@ -154,10 +182,19 @@ class ChatScreen(Screen[None]):
         if self.banner.hold(self._held(text)):  # the model failed to load: it tries again
             return
         try:
+            attachments = self._attach_mentioned(text)
+        except AttachmentRefused as exc:  # the text and the chips stay, to fix and send again
+            self.notify(str(exc), title=_("Cannot attach"), severity="error", timeout=15,
+                        markup=False)  # fmt: skip
+            return
+        try:
             if self.state.drop_edited():  # the old message and what followed go now
                 await self.render_chat()
-            chat_id = self.state.add_user_message(text, self.status.info)
-            await self.chat_log.mount(UserMessage(text))
+            chat_id = self.state.add_user_message(text, self.status.info, attachments)
+            sent = self.state.sent
+            await self.chat_log.mount(UserMessage(text, sent.seq if sent else None))
+            if attachments:
+                await self.chat_log.mount(AttachmentList(attachments))
             self.show_status()  # the chat's title comes from its first message
             if self.sidebar.display:
                 self.sidebar.list_chats(chat_id)  # a new chat, or this one moved to the top
@@ -167,8 +204,72 @@ class ChatScreen(Screen[None]):
         if not await self.start_reply(chat_id):
             return  # saved, but the history failed: the box keeps the text all the same
         self.input.clear()
+        self.chips.clear()
         self.input.remember(text)
         self._sent.append(text)
+
+    # --- attachments ---------------------------------------------------------------------------
+
+    def count_tokens(self, text: str) -> int:
+        """`text`'s tokens by the loaded model's tokenizer (estimated before it is loaded, or
+        with an engine that keeps its tokenizer to itself)."""
+        tokenize = getattr(self.host.backend, "tokenize", None)
+        return len(tokenize(text, False)) if tokenize is not None else estimate_tokens(text)
+
+    def attach_room(self) -> int | None:
+        """Tokens an attachment may take: the prompt's limit, less what the chips hold, less
+        what stays in the prompt whatever the policy (the chat so far with "stop"; else the
+        summary of it). None before the model says its context."""
+        info = self.status.info
+        if info is None or not info.context_size:
+            return None
+        budget = Budget(info.context_size, self.state.effort)
+        if self.context_policy == "stop":
+            kept = self.status.stats.context_used if self.status.stats else 0
+        else:
+            kept = budget.summary_tokens if self.context_policy == "compact" else 0
+        return budget.prompt_limit - kept - self.chips.total_tokens
+
+    def read_attachment(self, path: Path) -> AttachedFile:
+        """`path` read for the chat, refused when it does not fit (`AttachmentRefused`)."""
+        return read_attachment(path, root=self.root, count_tokens=self.count_tokens,
+                               room=self.attach_room())  # fmt: skip
+
+    def _attach_mentioned(self, text: str) -> tuple[AttachedFile, ...]:
+        """The chips' files, and those the message names as `@path` that exist (an @word
+        that is no path, such as a decorator in pasted code, is left as text)."""
+        chosen = {attached.path: attached for attached in self.chips.attachments}
+        for mention in mentions(text):
+            path = (self.root / Path(mention).expanduser()).absolute()
+            if path.exists() and str(path) not in chosen:
+                attached = self.read_attachment(path)
+                chosen[attached.path] = attached
+                self.chips.add(attached)  # shown, and kept if the message goes back to the box
+        return tuple(chosen.values())
+
+    def action_attach_file(self) -> None:
+        """Pick a file or folder to attach to the next message."""
+        self.app.push_screen(FilePickerScreen(self.root), self._picked)
+
+    def _picked(self, path: Path | None) -> None:
+        if path is not None:
+            self._attach_in_worker(path)
+
+    @work(thread=True, group="attach", exit_on_error=False)
+    def _attach_in_worker(self, path: Path) -> None:
+        """Read a picked file off the UI thread (a PDF or a folder takes a moment)."""
+        try:
+            attached = self.read_attachment(path)
+        except AttachmentRefused as exc:
+            self.app.call_from_thread(self.notify, str(exc), title=_("Cannot attach"),
+                                      severity="error", timeout=15, markup=False)  # fmt: skip
+            return
+        self.app.call_from_thread(self.chips.add, attached)
+
+    @on(AttachmentChips.Changed)
+    def _chips_changed(self, message: AttachmentChips.Changed) -> None:
+        if not message.attachments:  # the last chip removed: back to typing
+            self.input.focus()
 
     async def start_reply(self, chat_id: int) -> bool:
         """Start the reply worker; False when the history failed (shown and remembered)."""
@@ -182,6 +283,7 @@ class ChatScreen(Screen[None]):
         self._cancel = cancel = threading.Event()
         settings = with_effort(self.generation, self.state.effort)
         recorder = HistoryRecorder(self.history, chat_id, reply_id, effort=self.state.effort)
+        keeper = ContextKeeper(self.history, chat_id, self.context_policy, self._report)
 
         def loop() -> ToolLoop:  # on the worker: waits for the model and the tools
             backend = self.host.get()
@@ -189,7 +291,7 @@ class ChatScreen(Screen[None]):
             approvals = self.tools.approvals(chat_id, asker(self.post_message, cancel))
             return ToolLoop(backend, registry, approvals, max_calls=self.tools.tools.max_calls)
 
-        self._generate(loop, recorder, conversation, settings, cancel)
+        self._generate(loop, recorder, conversation, settings, cancel, keeper)
         return True
 
     @work(thread=True, group="reply", exit_on_error=False)
@@ -200,8 +302,46 @@ class ChatScreen(Screen[None]):
         conversation: Conversation,
         settings: GenerationSettings,
         cancel: threading.Event,
+        keeper: ContextKeeper,
     ) -> None:
-        run_reply(loop, recorder, conversation, settings, cancel, self.post_message)
+        run_reply(loop, recorder, conversation, settings, cancel, self.post_message, keeper)
+
+    def _report(self, event: Compacting | Compaction) -> None:  # on the reply's worker
+        self.post_message(CompactionReported(event))
+
+    @on(CompactionReported)
+    async def _compaction(self, message: CompactionReported) -> None:
+        if isinstance(message.event, Compacting):
+            await self.chat_log.show_compacting(message.event.messages)
+            return
+        await self.chat_log.show_compaction(message.event)
+        self.notify(marker_title(message.event), title=_("The chat was compacted"), timeout=8,
+                    markup=False)  # fmt: skip
+
+    @on(ContextRefused)
+    async def _refused(self, message: ContextRefused) -> None:
+        """The message did not fit: it leaves the chat and goes back to the input box."""
+        self._cancel = None
+        await self.chat_log.drop_live()
+        try:
+            sent = self.state.take_back_sent()
+            await self.render_chat()
+        except HistoryError as exc:
+            self.history_failed(exc, _("Cannot take back the message"))
+            return
+        if sent is not None and not self.input.text.strip():
+            self.input.begin_edit(sent.content)
+            self.restore_attachments(sent)
+        hint = _("Load the model with a larger context (F9), attach less, or start a new chat "
+                 "(Ctrl+N).")  # fmt: skip
+        self.notify(f"{message.error}\n{hint}", title=_("The message was not sent"),
+                    severity="error", timeout=20, markup=False)  # fmt: skip
+        self.warm_up()
+
+    def restore_attachments(self, sent: StoredMessage) -> None:
+        """Put a taken-back message's files back with the input box (to send again)."""
+        for attached in sent.attachments:
+            self.chips.add(attached)
 
     # What the worker reports goes to the log in the order it came (one queue: this screen's).
     @on(ReplyStreamed)
@@ -398,7 +538,7 @@ class ChatScreen(Screen[None]):
     async def render_chat(self) -> None:
         """Show the open chat: its messages, its effort and its last reply's figures."""
         messages = self.state.messages()
-        await self.chat_log.show(messages)
+        await self.chat_log.show(messages, self.state.compactions())
         # Up recalls this chat's messages; in a new chat, those sent earlier in this session.
         past = [m.content for m in messages if m.role == "user"]
         self.input.set_past(past if self.state.chat_id is not None else self._sent)

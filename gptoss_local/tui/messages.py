@@ -8,9 +8,11 @@ from dataclasses import dataclass
 from textual.message import Message
 
 from gptoss_local.backends.base import BackendInfo, GenerationSettings, Stats
+from gptoss_local.chat.context_keeper import Compacting
 from gptoss_local.events import ToolCall
 from gptoss_local.hardware.vram import VramUse
 from gptoss_local.session.errors import HistoryError
+from gptoss_local.session.records import Compaction
 from gptoss_local.tools import (
     Decision,
     ToolCallApproved,
@@ -131,3 +133,19 @@ class HistoryFailed(Message):
 
     error: HistoryError
     title: str
+
+
+@dataclass
+class CompactionReported(Message):
+    """Before the reply: older turns are being summarised (`Compacting`), or the compaction
+    that now starts the chat's prompts was saved."""
+
+    event: Compacting | Compaction
+
+
+@dataclass
+class ContextRefused(Message):
+    """The message just sent does not fit the context by the chat's policy: nothing was
+    generated, and the message is to go back to the input box (`error` says why)."""
+
+    error: str

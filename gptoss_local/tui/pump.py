@@ -17,6 +17,7 @@ from textual.message import Message
 
 from gptoss_local import heap
 from gptoss_local.backends.base import BackendError, GenerationSettings, Stats
+from gptoss_local.chat.context_keeper import ContextFull, ContextKeeper
 from gptoss_local.conversation import Conversation
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
 from gptoss_local.i18n import _
@@ -33,6 +34,7 @@ from gptoss_local.tools import (
     ToolLoop,
 )
 from gptoss_local.tui.messages import (
+    ContextRefused,
     ReplyContinued,
     ReplyFailed,
     ReplyFinished,
@@ -93,21 +95,32 @@ def run_reply(
     settings: GenerationSettings,
     cancel: threading.Event,
     post: Post,
+    keeper: ContextKeeper | None = None,
 ) -> None:
     """Run one reply (with its tool calls) into the history through `recorder`, posting
     batches of text, each step of a call, the start of each later model turn, then how it ended.
 
     `loop` is called here, on the worker: it may wait for the model to load and the tools to
-    start. Never raises: a `BackendError` (or any other failure, which must not kill the app)
-    marks the turn in progress failed and posts `ReplyFailed`, which carries the `HistoryError`
-    if the history failed.
+    start. Then `keeper` fits the prompt into the context (summarising older turns if it must;
+    a message that cannot fit posts `ContextRefused` and nothing is generated). Never raises: a
+    `BackendError` (or any other failure, which must not kill the app) marks the turn in
+    progress failed and posts `ReplyFailed`, which carries the `HistoryError` if the history
+    failed.
     """
     batcher = Batcher(post)
     stats: Stats | None = None
     ended = "answered"
     turn_over = False  # a model turn ended: what comes next belongs to a new one
     try:
-        for event in loop().run(conversation, settings, cancel):
+        tools = loop()
+        if keeper is not None:
+            offered = tools.registry.offer(conversation, tools.backend.capabilities)
+            try:
+                conversation = keeper.fit(tools.backend, offered, settings, cancel)
+            except ContextFull as exc:
+                post(ContextRefused(str(exc)))
+                return
+        for event in tools.run(conversation, settings, cancel):
             recorder(event)
             if isinstance(event, ChainEnded):
                 ended = event.reason

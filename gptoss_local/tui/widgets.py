@@ -3,18 +3,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from textual import events
+from textual import events, on
 from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Static, TextArea
 
 from gptoss_local.i18n import _, translate
-from gptoss_local.session.records import StoredMessage
+from gptoss_local.session.records import Compaction, StoredMessage
 from gptoss_local.tools import ToolOutput
+from gptoss_local.tui.attachment_widgets import AttachmentList
+from gptoss_local.tui.compaction_view import CompactingNote, CompactionMarker
+from gptoss_local.tui.mention_menu import MentionCompleter
 from gptoss_local.tui.messages import ToolApprovalAsked
 from gptoss_local.tui.reply_view import (
     MESSAGE_BINDINGS,
@@ -35,9 +40,10 @@ class UserMessage(Static, can_focus=True):
     """
     BINDINGS: ClassVar[list[BindingType]] = MESSAGE_BINDINGS
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, seq: int | None = None) -> None:
         super().__init__(text, markup=False)
         self.text = text
+        self.seq = seq  # its place in the chat, where a compaction marker may go before it
 
 
 class ChatInput(TextArea):
@@ -51,6 +57,7 @@ class ChatInput(TextArea):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.completer: MentionCompleter | None = None  # `@` paths, set by the screen
         self.past: list[str] = []  # the messages Up can recall, oldest first
         self._index: int | None = None  # which of them is shown; None: the draft
         self._draft = ""
@@ -99,7 +106,19 @@ class ChatInput(TextArea):
 
         text: str
 
+    @on(TextArea.Changed)
+    @on(TextArea.SelectionChanged)
+    def _mention(self) -> None:
+        if self.completer is not None:
+            self.completer.refresh()
+
+    def on_blur(self) -> None:
+        if self.completer is not None:
+            self.completer.close()
+
     async def _on_key(self, event: events.Key) -> None:
+        if self.completer is not None and self.completer.handle_key(event):
+            return  # the path menu took the key: Enter accepts a path, it does not send
         if event.key == "enter":
             event.stop()
             event.prevent_default()
@@ -125,10 +144,22 @@ class ChatLog(VerticalScroll):
         self.keep_open = False  # the user asked to see all reasoning (Ctrl+T)
         self.live: ReplyView | None = None  # the model turn being written, if a reply is
 
-    async def show(self, messages: list[StoredMessage]) -> None:
-        """Replace the log with stored `messages`."""
+    async def show(
+        self, messages: list[StoredMessage], compactions: Sequence[Compaction] = ()
+    ) -> None:
+        """Replace the log with stored `messages`, and a marker for each compaction."""
         await self.remove_children()
-        await self.mount_all(views_of(messages, self.keep_open))
+        await self.mount_all(views_of(messages, self.keep_open, compactions))
+
+    async def show_compacting(self, messages: int) -> None:
+        """Say, before the reply, that older turns are being summarised."""
+        await self.mount(CompactingNote(messages), before=self.live)
+
+    async def show_compaction(self, compaction: Compaction) -> None:
+        """Put the marker of a compaction just saved before the first message it keeps."""
+        await self.query(CompactingNote).remove()
+        kept = [view for view in self.query(UserMessage) if view.seq == compaction.before_seq]
+        await self.mount(CompactionMarker(compaction), before=kept[0] if kept else self.live)
 
     def toggle_reasoning(self) -> None:
         """Open or close the reasoning of every reply, also those still to come."""
@@ -160,6 +191,12 @@ class ChatLog(VerticalScroll):
         elif not asked.answer.done():  # the reply ended before the question came
             asked.answer.set_result("deny")
 
+    async def drop_live(self) -> None:
+        """Take away the reply view of a reply that never started."""
+        live, self.live = self.live, None
+        if live is not None:
+            await live.remove()
+
     async def end_reply(self, note: str) -> None:
         """The reply is over: its last turn shows how it ended (`note`), calls never run say so."""
         live, self.live = self.live, None
@@ -168,12 +205,18 @@ class ChatLog(VerticalScroll):
             await live.finish(note)
 
 
-def views_of(messages: list[StoredMessage], keep_open: bool) -> list[UserMessage | ReplyView]:
+def views_of(
+    messages: list[StoredMessage], keep_open: bool, compactions: Sequence[Compaction] = ()
+) -> list[Widget]:
     """The widgets of stored messages: a tool row's result goes to the call it answers (the
-    calls of the reply before it, in order)."""
-    views: list[UserMessage | ReplyView] = []
+    calls of the reply before it, in order); a compaction's marker before the first message
+    it kept."""
+    views: list[Widget] = []
     waiting: list[ToolCallView] = []  # calls of the last reply without a result yet
+    markers = {compaction.before_seq: compaction for compaction in compactions}
     for message in messages:
+        if message.seq in markers:
+            views.append(CompactionMarker(markers.pop(message.seq)))
         if message.role == "tool":
             if waiting:
                 waiting.pop(0).output = ToolOutput(message.content)
@@ -181,12 +224,14 @@ def views_of(messages: list[StoredMessage], keep_open: bool) -> list[UserMessage
         view = _view_of(message, keep_open)
         waiting = list(view.call_views) if isinstance(view, ReplyView) else []
         views.append(view)
+        if message.attachments:
+            views.append(AttachmentList(message.attachments))
     return views
 
 
 def _view_of(message: StoredMessage, keep_open: bool) -> UserMessage | ReplyView:
     if message.role == "user":
-        return UserMessage(message.content)
+        return UserMessage(message.content, message.seq)
     notes = {"stopped": _("stopped"), "partial": _("interrupted: Ctrl+R writes it again")}
     failed = _("failed: {error}").format(error=message.error) if message.error else ""
     note = notes.get(message.status, failed)
