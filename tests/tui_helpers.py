@@ -52,6 +52,7 @@ class ScriptedBackend:
         self.started_at: float | None = None
         self.finished_at: float | None = None
         self.context_used = 100
+        self.stop_reason = "return"  # how a reply that is not cancelled ends
 
     def info(self) -> BackendInfo:
         return INFO
@@ -61,7 +62,7 @@ class ScriptedBackend:
         return Reply(self._play(cancel or threading.Event()))
 
     def _play(self, cancel: threading.Event) -> Generator[Event, None, Stats]:
-        reason = "return"
+        reason = self.stop_reason
         start = self.started_at = time.monotonic()
         for index, item in enumerate(self.script):
             if cancel.is_set():

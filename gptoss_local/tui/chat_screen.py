@@ -32,7 +32,7 @@ from gptoss_local.chat.tool_host import ChatTools, ToolHost
 from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.conversation import Conversation
 from gptoss_local.hardware.vram import VramMonitor
-from gptoss_local.i18n import N_, _, translate
+from gptoss_local.i18n import N_, _
 from gptoss_local.launch.preparation import Preparation
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
@@ -58,7 +58,7 @@ from gptoss_local.tui.messages import (
 )
 from gptoss_local.tui.modals import InstructionsScreen
 from gptoss_local.tui.pump import run_reply, with_effort
-from gptoss_local.tui.reply_view import ENDED
+from gptoss_local.tui.reply_view import end_note
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ChatLog, UserMessage
@@ -232,13 +232,13 @@ class ChatScreen(Screen[None]):
     async def reply_finished(self, message: ReplyFinished) -> None:
         """Show how the reply ended and its figures; prefill for the next message."""
         self._cancel = None
-        note = _("stopped") if message.stopped else translate(ENDED.get(message.ended, ""))
-        await self.chat_log.end_reply(note)
+        await self.chat_log.end_reply(end_note(message.stopped, message.ended, message.stats))
         if not self.status.is_attached:  # stopped by quitting: the widgets are already gone
             return
         self.status.stats = message.stats
         if message.stats is not None and message.stats.stop_reason == "context_full":
-            self.notify(_("The context is full: start a new chat (Ctrl+N)."), severity="warning")
+            self.notify(_("The context is full: F9 chooses a larger context, Ctrl+N starts a "
+                          "new chat."), severity="warning")  # fmt: skip
         self.warm_up()
 
     @on(ReplyFailed)
