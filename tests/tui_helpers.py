@@ -9,6 +9,8 @@ from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
+from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.screen import Screen
 
@@ -210,6 +212,15 @@ async def wait_for_model(pilot: Pilot, timeout: float = 60.0) -> None:
 
     app = pilot.app
     await wait_for(pilot, lambda: app.query_one(StatusBar).info is not None, timeout, "the model")
+
+
+def screen_lines(app: App[Any], region: Region | None = None) -> list[str]:
+    """The text the terminal shows, one string per row: the whole screen (a modal over the
+    screen under it), or only `region` of it (a widget's `content_region`, say)."""
+    lines = [strip.text for strip in app.screen._compositor.render_strips()]
+    if region is None:
+        return lines
+    return [line[region.x : region.right] for line in lines[region.y : region.bottom]]
 
 
 def notifications(app: ChatApp) -> list[str]:

@@ -1,4 +1,7 @@
-"""Small modal questions: a new title, a yes/no confirmation, the chat's instructions."""
+"""Small modal questions: a new title, a yes/no confirmation, the chat's instructions.
+
+Their text wraps in the dialog's width (at most the screen's), so a long question is read whole
+at 80 columns rather than cut at the dialog's edge."""
 
 from __future__ import annotations
 
@@ -16,8 +19,10 @@ from gptoss_local.i18n import _
 _CSS = """
 {name} {{ align: center middle; }}
 {name} > Vertical {{
-    width: 60; height: auto; padding: 1 2; border: thick $primary; background: $surface;
+    width: 60; max-width: 100%; height: auto; max-height: 100%; padding: 1 2;
+    border: thick $primary; background: $surface;
 }}
+{name} Label {{ width: 100%; }}
 {name} Horizontal {{ height: auto; margin-top: 1; align-horizontal: right; }}
 {name} Button {{ margin-left: 1; }}
 """
