@@ -1,6 +1,8 @@
 """The first-run screen: this PC, the plan and why, the choices, and the download.
 
 It returns a `first_run.Ready` (what to load) when the user starts, or None when they quit.
+The facts and choices scroll; the download, the problem and the buttons stay below them, in
+view on the smallest terminal served (80x24).
 Changing a choice re-plans at once (planning is arithmetic, no I/O). The download runs on a
 thread worker; cancelling keeps what was fetched, and the next start resumes it.
 """
@@ -40,7 +42,8 @@ class FirstRunScreen(Screen[Ready | None]):
 
     DEFAULT_CSS = """
     FirstRunScreen { align: center top; }
-    FirstRunScreen > ScrollWhenNeeded { width: 100; max-width: 100%; padding: 0 1; }
+    FirstRunScreen > ScrollWhenNeeded { width: 100; max-width: 100%; height: 1fr; padding: 0 1; }
+    FirstRunScreen > #actions { width: 100; max-width: 100%; height: auto; padding: 0 1; }
     FirstRunScreen .heading { text-style: bold; margin-top: 1; color: $accent; }
     FirstRunScreen .facts { padding: 0 2; }
     FirstRunScreen .choices { height: auto; }
@@ -48,12 +51,15 @@ class FirstRunScreen(Screen[Ready | None]):
     FirstRunScreen #problem { color: $error; padding: 0 2; }
     FirstRunScreen #download-box { height: auto; padding: 0 2; }
     FirstRunScreen #download-note { color: $text-warning; }
-    FirstRunScreen .buttons { height: auto; margin-top: 1; }
+    FirstRunScreen .buttons { height: auto; }
     FirstRunScreen Button { margin-right: 2; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel_download", _("Cancel download"), id="first_run_cancel"),
     ]
+    # No focus on the first Select as the screen is composed: that scrolls it into view, and a
+    # small terminal would open scrolled past the top. `on_mount` focuses Start, not scrolling.
+    AUTO_FOCUS = ""
 
     def __init__(self, setup: Preparation, can_go_back: bool = False) -> None:
         super().__init__()
@@ -102,6 +108,8 @@ class FirstRunScreen(Screen[Ready | None]):
                                    given("effort"))  # fmt: skip
             yield Static(_("Weights"), classes="heading")
             yield Static(id="weights", classes="facts", markup=False)
+        # Below the scrolling facts, always in view: the download, what is wrong, the buttons.
+        with Vertical(id="actions"):
             with Vertical(id="download-box"):
                 yield ProgressBar(id="download-bar", show_eta=False)
                 yield Static(id="download-line", markup=False)
@@ -194,7 +202,9 @@ class FirstRunScreen(Screen[Ready | None]):
             select.value = value
 
     def _problem(self, message: str) -> None:
-        self.query_one("#problem", Static).update(message)
+        problem = self.query_one("#problem", Static)
+        problem.update(message)
+        problem.display = bool(message)  # no empty row above the buttons
 
     # --- start, download, cancel ---------------------------------------------------------------
 
