@@ -447,10 +447,10 @@ class ChatScreen(Screen[None]):
     # --- the model (the banner's) --------------------------------------------------------------
 
     def action_choose_model(self) -> None:
-        """Open the set-up screen again (F9); starting there replaces the loaded model."""
+        """Open the set-up screen again (F9); starting there replaces the loaded model (with
+        --model-path, the same file with another context)."""
         if not self.banner.can_choose_again:
-            self.notify(_("This chat was started with --model-path FILE: quit and run "
-                          "`gptoss-local chat` to choose a model."), markup=False)  # fmt: skip
+            self.notify(_("This chat's model was given to it: there is nothing to choose here."))
         elif self.idle():
             self.banner.choose_again()
 
