@@ -37,7 +37,7 @@ from gptoss_local.launch.preparation import Preparation
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.tools import HistoryRecorder, ToolLoop
-from gptoss_local.tui import copying
+from gptoss_local.tui import copying, exporting
 from gptoss_local.tui.actions import chat_bindings
 from gptoss_local.tui.approval import asker
 from gptoss_local.tui.history_errors import reports_history_errors
@@ -369,6 +369,12 @@ class ChatScreen(Screen[None]):
         """Delete the open chat after asking."""
         if self.state.chat_id is not None and self.idle():
             self.sidebar.delete(self.state.chat_id)
+
+    @reports_history_errors(N_("Cannot export the chat"))
+    def action_export_chat(self) -> None:
+        """Export the open chat as Markdown, asking for the file (offered in the folder the app
+        was started from); a new chat has nothing to export."""
+        exporting.export_chat(self, self.history, self.state.chat_id)
 
     @reports_history_errors(N_("Cannot open the chat"))
     async def open_chat(self, chat_id: int | None) -> None:
