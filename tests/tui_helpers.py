@@ -9,6 +9,8 @@ from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
+from textual.app import App
+from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.screen import Screen
 
@@ -52,6 +54,7 @@ class ScriptedBackend:
         self.started_at: float | None = None
         self.finished_at: float | None = None
         self.context_used = 100
+        self.stop_reason = "return"  # how a reply that is not cancelled ends
 
     def info(self) -> BackendInfo:
         return INFO
@@ -61,7 +64,7 @@ class ScriptedBackend:
         return Reply(self._play(cancel or threading.Event()))
 
     def _play(self, cancel: threading.Event) -> Generator[Event, None, Stats]:
-        reason = "return"
+        reason = self.stop_reason
         start = self.started_at = time.monotonic()
         for index, item in enumerate(self.script):
             if cancel.is_set():
@@ -209,6 +212,15 @@ async def wait_for_model(pilot: Pilot, timeout: float = 60.0) -> None:
 
     app = pilot.app
     await wait_for(pilot, lambda: app.query_one(StatusBar).info is not None, timeout, "the model")
+
+
+def screen_lines(app: App[Any], region: Region | None = None) -> list[str]:
+    """The text the terminal shows, one string per row: the whole screen (a modal over the
+    screen under it), or only `region` of it (a widget's `content_region`, say)."""
+    lines = [strip.text for strip in app.screen._compositor.render_strips()]
+    if region is None:
+        return lines
+    return [line[region.x : region.right] for line in lines[region.y : region.bottom]]
 
 
 def notifications(app: ChatApp) -> list[str]:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -102,30 +100,8 @@ def _export(path: Path, chat_id: int, fmt: str, output: Path | None) -> int:
 
 
 def _write_private(output: Path, text: str) -> None:
-    # A chat is private: the export is readable by its owner only, also where it replaces an
-    # older, looser file. A temporary file (mkstemp makes it 0600) in the same folder is synced
-    # and renamed over `output`, so a failure halfway leaves the old file whole.
-    import tempfile
-
-    if output.exists() and not output.is_file():  # /dev/stdout, a pipe: write straight in
-        try:
-            with output.open("w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-        except OSError as exc:
-            raise HistoryError(_cannot_write(output, exc)) from exc
-        return
     try:
-        fd, temp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
-        try:
-            with open(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, output)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        export.write_private(output, text)
     except OSError as exc:
         raise HistoryError(_cannot_write(output, exc)) from exc
 

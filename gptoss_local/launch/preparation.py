@@ -83,6 +83,7 @@ class Preparation:
         self.hardware, self.catalog, self.settings = hardware, catalog, settings
         self.wishes, self.first_run = wishes, first_run
         self.engine_advice = engine_advice
+        self._spec: ModelSpec | None = None  # --model-path's, read once (its header is checked)
 
     @classmethod
     def probe(cls, wishes: Wishes, settings: config.Settings) -> Preparation:
@@ -119,7 +120,7 @@ class Preparation:
         server's model, this PC's plan of the default model (only its warnings matter)."""
         if engine(wishes.backend).remote:
             wishes = dataclasses.replace(wishes, model=None)
-        return plan(self.hardware, self.catalog, wishes, spec=self._file_spec())
+        return plan(self.hardware, self.catalog, wishes, spec=self.file_spec())
 
     def weights(self, plan: Plan) -> Weights | None:
         """The planned model's files; None when there is nothing to download (a file given
@@ -185,7 +186,11 @@ class Preparation:
         """How to open the backend `plan` describes, and the generation settings that suit it."""
         return engine(plan.backend).ready(self.catalog, plan, wishes)
 
-    def _file_spec(self) -> ModelSpec | None:
+    def file_spec(self) -> ModelSpec | None:
+        """The spec of the file given with --model-path (None without one), read from its
+        header on the first call only: the set-up screen plans again on every change."""
         if self.model_path is None:
             return None
-        return spec_for_file(self.model_path, self.catalog)
+        if self._spec is None:
+            self._spec = spec_for_file(self.model_path, self.catalog)
+        return self._spec

@@ -101,13 +101,17 @@ def model_options(catalog: Catalog, plan_model: str | None) -> list[tuple[str, s
     return [(auto, "auto")] + [(m.name, m.name) for m in catalog.models]
 
 
-def context_options(planned: int, context_max: int) -> list[tuple[str, int]]:
-    """Context sizes up to the model's limit, the planner's first."""
+def context_options(
+    planned: int, context_max: int, wished: int | None = None
+) -> list[tuple[str, int]]:
+    """Context sizes up to the model's limit, the planner's first; `wished` (from the command
+    line, say) among them even where it is not one of `CONTEXTS`."""
     auto = ngettext(
         "planner's choice ({n:,} token)", "planner's choice ({n:,} tokens)", planned
     ).format(n=planned)
+    sizes = sorted({*CONTEXTS, wished} if wished else set(CONTEXTS))
     return [(auto, 0)] + [
         (ngettext("{n:,} token", "{n:,} tokens", n).format(n=n), n)
-        for n in CONTEXTS
+        for n in sizes
         if n <= context_max
     ]

@@ -1,16 +1,20 @@
 """A chat as Markdown (to read or share) or JSON (to process), from stored records only.
 
 Markdown keeps each reply's reasoning in a collapsible ``<details>`` block and ends each reply with
-its stats line: tokens, time to first token, tokens/s, effort and status.
+its stats line: tokens, time to first token, tokens/s, effort and status. `write_private` writes
+an export as `chats export -o FILE` and the chat's Export action (Ctrl+S) do.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
+import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from gptoss_local.events import ToolCall
@@ -183,3 +187,30 @@ def _fence(text: str, language: str) -> str:
 
 def _when(when: dt.datetime) -> str:
     return when.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def write_private(output: Path, text: str) -> None:
+    """Write an export to `output`, readable by its owner only; raises OSError.
+
+    A chat is private: also where it replaces an older, looser file. A temporary file (mkstemp
+    makes it 0600) in the same folder is synced and renamed over `output`, so a failure halfway
+    leaves the old file whole. Something other than a file (/dev/stdout, a pipe) is written
+    straight into.
+    """
+    import tempfile  # deferred: only writing an export needs it
+
+    if output.exists() and not output.is_file():
+        with output.open("w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        return
+    fd, temp = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".tmp", dir=output.parent)
+    try:
+        with open(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, output)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

@@ -109,6 +109,13 @@ ACTIONS = (
     Action("search", "ctrl+f", "search_chats", N_("Search"), N_("Search the saved chats")),
     Action("rename", "f2", "rename_chat", N_("Rename"), N_("Rename this chat")),
     Action("delete", "f8", "delete_chat", N_("Delete"), N_("Delete this chat (asks first)")),
+    Action(
+        "export",
+        "ctrl+s",
+        "export_chat",
+        N_("Export"),
+        N_("Export this chat as Markdown to a file (asks which)"),
+    ),
     Action("help", "f1", "help", N_("Help"), N_("List every key and what it does")),
 )
 _PRIORITY = {"quit"}  # Ctrl+Q must work whatever has focus, a modal included

@@ -42,14 +42,14 @@ from gptoss_local.chat.tool_host import ChatTools, ToolHost
 from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.conversation import Conversation
 from gptoss_local.hardware.vram import VramMonitor
-from gptoss_local.i18n import N_, _, translate
+from gptoss_local.i18n import N_, _
 from gptoss_local.kinds import ContextPolicy
 from gptoss_local.launch.preparation import Preparation
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.session.records import Compaction, StoredMessage
 from gptoss_local.tools import HistoryRecorder, ToolLoop
-from gptoss_local.tui import copying
+from gptoss_local.tui import copying, exporting
 from gptoss_local.tui.actions import chat_bindings
 from gptoss_local.tui.approval import asker
 from gptoss_local.tui.attachment_widgets import AttachmentChips, AttachmentList
@@ -76,7 +76,7 @@ from gptoss_local.tui.messages import (
 )
 from gptoss_local.tui.modals import InstructionsScreen
 from gptoss_local.tui.pump import run_reply, with_effort
-from gptoss_local.tui.reply_view import ENDED
+from gptoss_local.tui.reply_view import end_note
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ChatLog, UserMessage
@@ -372,13 +372,13 @@ class ChatScreen(Screen[None]):
     async def reply_finished(self, message: ReplyFinished) -> None:
         """Show how the reply ended and its figures; prefill for the next message."""
         self._cancel = None
-        note = _("stopped") if message.stopped else translate(ENDED.get(message.ended, ""))
-        await self.chat_log.end_reply(note)
+        await self.chat_log.end_reply(end_note(message.stopped, message.ended, message.stats))
         if not self.status.is_attached:  # stopped by quitting: the widgets are already gone
             return
         self.status.stats = message.stats
         if message.stats is not None and message.stats.stop_reason == "context_full":
-            self.notify(_("The context is full: start a new chat (Ctrl+N)."), severity="warning")
+            self.notify(_("The context is full: F9 chooses a larger context, Ctrl+N starts a "
+                          "new chat."), severity="warning")  # fmt: skip
         self.warm_up()
 
     @on(ReplyFailed)
@@ -510,6 +510,12 @@ class ChatScreen(Screen[None]):
         if self.state.chat_id is not None and self.idle():
             self.sidebar.delete(self.state.chat_id)
 
+    @reports_history_errors(N_("Cannot export the chat"))
+    def action_export_chat(self) -> None:
+        """Export the open chat as Markdown, asking for the file (offered in the folder the app
+        was started from); a new chat has nothing to export."""
+        exporting.export_chat(self, self.history, self.state.chat_id)
+
     @reports_history_errors(N_("Cannot open the chat"))
     async def open_chat(self, chat_id: int | None) -> None:
         """Show the chat `chat_id` (None: a new one) in the log."""
@@ -587,10 +593,10 @@ class ChatScreen(Screen[None]):
     # --- the model (the banner's) --------------------------------------------------------------
 
     def action_choose_model(self) -> None:
-        """Open the set-up screen again (F9); starting there replaces the loaded model."""
+        """Open the set-up screen again (F9); starting there replaces the loaded model (with
+        --model-path, the same file with another context)."""
         if not self.banner.can_choose_again:
-            self.notify(_("This chat was started with --model-path FILE: quit and run "
-                          "`gptoss-local chat` to choose a model."), markup=False)  # fmt: skip
+            self.notify(_("This chat's model was given to it: there is nothing to choose here."))
         elif self.idle():
             self.banner.choose_again()
 

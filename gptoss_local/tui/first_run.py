@@ -1,6 +1,8 @@
 """The first-run screen: this PC, the plan and why, the choices, and the download.
 
 It returns a `first_run.Ready` (what to load) when the user starts, or None when they quit.
+The facts and choices scroll; the download, the problem and the buttons stay below them, in
+view on the smallest terminal served (80x24).
 Changing a choice re-plans at once (planning is arithmetic, no I/O). The download runs on a
 thread worker; cancelling keeps what was fetched, and the next start resumes it.
 """
@@ -40,7 +42,8 @@ class FirstRunScreen(Screen[Ready | None]):
 
     DEFAULT_CSS = """
     FirstRunScreen { align: center top; }
-    FirstRunScreen > ScrollWhenNeeded { width: 100; max-width: 100%; padding: 0 1; }
+    FirstRunScreen > ScrollWhenNeeded { width: 100; max-width: 100%; height: 1fr; padding: 0 1; }
+    FirstRunScreen > #actions { width: 100; max-width: 100%; height: auto; padding: 0 1; }
     FirstRunScreen .heading { text-style: bold; margin-top: 1; color: $accent; }
     FirstRunScreen .facts { padding: 0 2; }
     FirstRunScreen .choices { height: auto; }
@@ -48,12 +51,15 @@ class FirstRunScreen(Screen[Ready | None]):
     FirstRunScreen #problem { color: $error; padding: 0 2; }
     FirstRunScreen #download-box { height: auto; padding: 0 2; }
     FirstRunScreen #download-note { color: $text-warning; }
-    FirstRunScreen .buttons { height: auto; margin-top: 1; }
+    FirstRunScreen .buttons { height: auto; }
     FirstRunScreen Button { margin-right: 2; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel_download", _("Cancel download"), id="first_run_cancel"),
     ]
+    # No focus on the first Select as the screen is composed: that scrolls it into view, and a
+    # small terminal would open scrolled past the top. `on_mount` focuses Start, not scrolling.
+    AUTO_FOCUS = ""
 
     def __init__(self, setup: Preparation, can_go_back: bool = False) -> None:
         super().__init__()
@@ -71,11 +77,14 @@ class FirstRunScreen(Screen[Ready | None]):
         return self._cancel is not None
 
     def compose(self) -> ComposeResult:
-        setup, given = self.setup, self.setup.given
+        setup, fixed = self.setup, self._fixed
         models, contexts = self._options()
         self._shown = {"#model": models, "#context": contexts}
         with ScrollWhenNeeded():
-            if self.can_go_back:
+            if self.can_go_back and setup.model_path is not None:
+                yield Static(_("Change the context or effort of {file}").format(
+                    file=setup.model_path.name), classes="heading", markup=False)  # fmt: skip
+            elif self.can_go_back:
                 yield Static(_("Change the model, context or engine"), classes="heading")
             else:
                 yield Static(_("Welcome to gptoss-local"), classes="heading")
@@ -86,10 +95,10 @@ class FirstRunScreen(Screen[Ready | None]):
             yield Static(_("The plan"), classes="heading")
             yield Static(id="plan", classes="facts", markup=False)
             with Horizontal(classes="choices"):
-                yield self._choice(_("Model"), "model", models, self.wishes.model or "auto",
-                                   given("model"))  # fmt: skip
-                yield self._choice(_("Context"), "context", contexts, self._context_value(),
-                                   given("context"))  # fmt: skip
+                yield self._choice(_("Model"), "model", models, self._model_value(),
+                                   fixed("model"))  # fmt: skip
+                context = self._context_value(contexts)
+                yield self._choice(_("Context"), "context", contexts, context, fixed("context"))
             engines: list[tuple[str, Any]] = [  # a server's engine needs its --base-url
                 (e.label, e.name) for e in ENGINES.values()
                 if not e.remote or e.name == self.wishes.backend
@@ -97,11 +106,13 @@ class FirstRunScreen(Screen[Ready | None]):
             efforts: list[tuple[str, Any]] = [(e, e) for e in EFFORTS]
             with Horizontal(classes="choices"):
                 yield self._choice(_("Engine"), "backend", engines, self.wishes.backend,
-                                   given("backend"))  # fmt: skip
+                                   fixed("backend"))  # fmt: skip
                 yield self._choice(_("Reasoning effort"), "effort", efforts, self.wishes.effort,
-                                   given("effort"))  # fmt: skip
+                                   fixed("effort"))  # fmt: skip
             yield Static(_("Weights"), classes="heading")
             yield Static(id="weights", classes="facts", markup=False)
+        # Below the scrolling facts, always in view: the download, what is wrong, the buttons.
+        with Vertical(id="actions"):
             with Vertical(id="download-box"):
                 yield ProgressBar(id="download-bar", show_eta=False)
                 yield Static(id="download-line", markup=False)
@@ -120,6 +131,15 @@ class FirstRunScreen(Screen[Ready | None]):
         select: Select[Any] = Select(options, value=value, allow_blank=False, id=name)
         select.disabled = fixed
         return Vertical(Label(label), select, classes="choice")
+
+    def _fixed(self, name: str) -> bool:
+        """Whether the choice `name` (a Select's id) is not to be changed here: a file given
+        with --model-path fixes the model and the engine (llama.cpp); a flag answered it, on the
+        first run (on F9 the flags' answers are where the choices start: the user asked to
+        change them)."""
+        if self.setup.model_path is not None and name in ("model", "backend"):
+            return True
+        return self.setup.given(name) and not self.can_go_back
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Esc cancels only a download that is running (and shows in the footer only then)."""
@@ -159,8 +179,8 @@ class FirstRunScreen(Screen[Ready | None]):
         self.query_one("#plan", Static).update("\n".join(text.plan_lines(plan)))
         self.query_one("#weights", Static).update("\n".join(text.weights_lines(weights, plan)))
         models, contexts = self._options()
-        self._set_options("#model", models, self.wishes.model or "auto")
-        self._set_options("#context", contexts, self._context_value())
+        self._set_options("#model", models, self._model_value())
+        self._set_options("#context", contexts, self._context_value(contexts))
         start = self.query_one("#start", Button)
         start.disabled = plan.model is None
         if weights is not None and not weights.present:
@@ -176,14 +196,27 @@ class FirstRunScreen(Screen[Ready | None]):
         c = self.wishes
         auto = self.setup.plan(dataclasses.replace(c, model=None)).model
         auto_context = self.setup.plan(dataclasses.replace(c, context=None)).context
-        models = [m for m in self.setup.catalog.models if m.name == self.plan.model]
-        limit = (models or list(self.setup.catalog.models))[0].shape.context_max
-        return text.model_options(self.setup.catalog, auto), text.context_options(
-            auto_context, limit
-        )
+        contexts = text.context_options(auto_context, self._context_max(), c.context)
+        path = self.setup.model_path
+        if path is not None:  # the file is the model: the one choice there is
+            return [(path.name, "auto")], contexts
+        return text.model_options(self.setup.catalog, auto), contexts
 
-    def _context_value(self) -> int:
-        return self.wishes.context if self.wishes.context in text.CONTEXTS else 0
+    def _context_max(self) -> int:
+        """The most context the planned model (or the file given) was trained for."""
+        spec = self.setup.file_spec()
+        if spec is not None:
+            return spec.shape.context_max
+        models = [m for m in self.setup.catalog.models if m.name == self.plan.model]
+        return (models or list(self.setup.catalog.models))[0].shape.context_max
+
+    def _model_value(self) -> str:
+        return "auto" if self.setup.model_path is not None else self.wishes.model or "auto"
+
+    def _context_value(self, options: list[tuple[str, Any]]) -> int:
+        """The option of the wished context, if there is one; else the planner's (0)."""
+        wished = self.wishes.context or 0
+        return wished if wished in (size for _label, size in options) else 0
 
     def _set_options(self, selector: str, options: list[tuple[str, Any]], value: Any) -> None:
         select: Select[Any] = self.query_one(selector, Select)
@@ -194,7 +227,9 @@ class FirstRunScreen(Screen[Ready | None]):
             select.value = value
 
     def _problem(self, message: str) -> None:
-        self.query_one("#problem", Static).update(message)
+        problem = self.query_one("#problem", Static)
+        problem.update(message)
+        problem.display = bool(message)  # no empty row above the buttons
 
     # --- start, download, cancel ---------------------------------------------------------------
 
@@ -275,7 +310,7 @@ class FirstRunScreen(Screen[Ready | None]):
         self.query_one("#cancel").display = busy
         self.query_one("#start", Button).display = not busy
         for select in self.query(Select):
-            select.disabled = busy or self.setup.given(str(select.id))
+            select.disabled = busy or self._fixed(str(select.id))
 
     def _finish(self) -> None:
         try:

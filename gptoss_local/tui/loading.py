@@ -83,8 +83,9 @@ class LoadingBanner(Vertical):
 
     @property
     def can_choose_again(self) -> bool:
-        """Whether F9 may choose another model (not with --model-path FILE)."""
-        return self.setup is not None and self.setup.model_path is None
+        """Whether F9 opens the set-up screen: with --model-path FILE, the model stays that
+        file and the context and effort can change (the file is loaded again)."""
+        return self.setup is not None
 
     def ask_first_run(self) -> None:
         """Open the first-run screen above the chat (the app does it as it starts, so that the

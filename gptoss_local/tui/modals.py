@@ -1,7 +1,12 @@
-"""Small modal questions: a new title, a yes/no confirmation, the chat's instructions."""
+"""Small modal questions: a new title, a yes/no confirmation, the chat's instructions, where
+to export the chat.
+
+Their text wraps in the dialog's width (at most the screen's), so a long question is read whole
+at 80 columns rather than cut at the dialog's edge."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from textual import on
@@ -16,8 +21,10 @@ from gptoss_local.i18n import _
 _CSS = """
 {name} {{ align: center middle; }}
 {name} > Vertical {{
-    width: 60; height: auto; padding: 1 2; border: thick $primary; background: $surface;
+    width: 60; max-width: 100%; height: auto; max-height: 100%; padding: 1 2;
+    border: thick $primary; background: $surface;
 }}
+{name} Label {{ width: 100%; }}
 {name} Horizontal {{ height: auto; margin-top: 1; align-horizontal: right; }}
 {name} Button {{ margin-left: 1; }}
 """
@@ -49,8 +56,47 @@ class RenameScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class ExportScreen(ModalScreen[str | None]):
+    """Ask where to export the chat; returns the path typed (relative to `folder`, where it
+    is not absolute), or None when cancelled.
+
+    Args:
+        name: The file name offered.
+        folder: The folder a relative path is in (the one the app was started from).
+    """
+
+    DEFAULT_CSS = _CSS.format(name="ExportScreen") + "ExportScreen > Vertical { width: 76; }\n"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", _("Cancel"), id="export_cancel")
+    ]
+
+    def __init__(self, name: str, folder: Path) -> None:
+        super().__init__()
+        self._name, self._folder = name, folder
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(_("Export this chat as Markdown to this file, in {folder} unless the path "
+                          "says otherwise. Enter exports, Esc cancels.").format(
+                              folder=self._folder), markup=False)  # fmt: skip
+            yield Input(self._name, id="path")
+
+    @on(Input.Submitted)
+    def _submit(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        """Close without exporting."""
+        self.dismiss(None)
+
+
 class ConfirmScreen(ModalScreen[bool]):
-    """Ask a yes/no question; returns True only for an explicit yes."""
+    """Ask a yes/no question; returns True only for an explicit yes.
+
+    Args:
+        question: What is asked.
+        yes: The button that answers yes (default "Delete").
+    """
 
     DEFAULT_CSS = _CSS.format(name="ConfirmScreen")
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -60,16 +106,17 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("right", "app.focus_next", show=False, id="confirm_right"),
     ]
 
-    def __init__(self, question: str) -> None:
+    def __init__(self, question: str, yes: str = "") -> None:
         super().__init__()
         self._question = question
+        self._yes = yes or _("Delete")
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self._question, markup=False)
             with Horizontal():
                 yield Button(_("Cancel"), id="no")
-                yield Button(_("Delete"), id="yes", variant="error")
+                yield Button(self._yes, id="yes", variant="error")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()  # the safe answer is the default

@@ -19,6 +19,7 @@ from textual.timer import Timer
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
+from gptoss_local.backends.base import Stats
 from gptoss_local.events import ToolCall
 from gptoss_local.i18n import N_, _, translate
 from gptoss_local.tools import (
@@ -48,6 +49,28 @@ ENDED = {
     "not_a_tool": N_("stopped: the model called a tool that is not offered here"),
     "external_call": N_("stopped: the model called a function this chat cannot run"),
 }
+# How a reply the engine cut short is noted, by its last turn's stop reason: live, and again
+# whenever the chat is reopened (the stored stats keep the reason).
+CUT_OFF = {
+    "context_full": N_("cut off: the context was full"),
+    "length": N_("cut off: the reply reached its token limit"),
+}
+
+
+def cut_off_note(stats: Stats | None) -> str:
+    """The note of a reply the engine cut short (`CUT_OFF`), in the user's language; "" if it
+    was not."""
+    reason = stats.stop_reason if stats is not None else ""
+    return translate(CUT_OFF[reason]) if reason in CUT_OFF else ""
+
+
+def end_note(stopped: bool, ended: str, stats: Stats | None) -> str:
+    """How a reply that has just ended is noted under its last turn: stopped by the user, cut
+    short by the engine, or a chain of tool calls that ended otherwise than with an answer."""
+    if stopped:
+        return _("stopped")
+    return cut_off_note(stats) or translate(ENDED.get(ended, ""))
+
 
 ToolStep = ToolCallRequested | ToolCallApproved | ToolCallDenied | ToolCallFinished
 

@@ -1,18 +1,25 @@
 """The status bar: model, context use, the last reply's speed, effort, placement, VRAM, backend.
 
-Ordered by how often people look: a narrow terminal cuts the end of the line, so the figures
-that change with every reply come right after the model's name. Each fact is a reactive field:
-setting one redraws the bar (as toolong's `LogFooter` does), so nobody has to ask for a refresh.
-The bar reads live VRAM itself (`chat.vram_poller.VramPoller`, each read on a thread worker)
-while a GPU answers.
+Ordered by how often people look: the figures that change with every reply come right after the
+model's name. Each fact is a reactive field: setting one redraws the bar (as toolong's
+`LogFooter` does), so nobody has to ask for a refresh. The bar reads live VRAM itself
+(`chat.vram_poller.VramPoller`, each read on a thread worker) while a GPU answers.
+
+The bar serves 80 columns whole: when its line does not fit, the facts take their short forms
+(the context as a percentage, narrower separators) on up to two lines, and only on a terminal
+narrower still are the least important facts left out (`lines`), the model's name and the
+context last.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from rich.cells import cell_len
 from textual import on
 from textual.content import Content
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widget import Widget
@@ -23,12 +30,51 @@ from gptoss_local.hardware.vram import VramMonitor, VramUse
 from gptoss_local.i18n import N_, _, translate
 from gptoss_local.tui.messages import VramMeasured
 
-WARN_FRACTION = 0.9  # warn when the conversation fills this much of the context
+WARN_FRACTION = 0.8  # warn when the conversation fills this much of the context
 LOADING = N_("loading the model…")
+SEPARATOR, NARROW_SEPARATOR = "  ·  ", " · "
+MAX_LINES = 2
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact of the bar: its `text`, its `short` form for a narrow bar ("" leaves it out
+    there), and how much it matters (`rank`: the lowest is left out first)."""
+
+    text: str
+    short: str
+    rank: int
+
+
+def lines(facts: list[Fact], width: int) -> list[str]:
+    """The bar's lines in `width` cells (0: unknown, one full line): the full forms on one line
+    if they fit, else the short forms on up to `MAX_LINES` lines, leaving out the least
+    important facts until they fit (a single fact wider than the bar is cut when drawn)."""
+    full = SEPARATOR.join(fact.text for fact in facts)
+    if not width or cell_len(full) <= width:
+        return [full]
+    kept = [fact for fact in facts if fact.short]
+    while len(kept) > 1:
+        packed = _pack([fact.short for fact in kept], width)
+        if len(packed) <= MAX_LINES:
+            return packed
+        kept.remove(min(kept, key=lambda fact: fact.rank))
+    return [fact.short for fact in kept]
+
+
+def _pack(texts: list[str], width: int) -> list[str]:
+    """`texts` in order, as many on each line as fit in `width` cells."""
+    packed: list[str] = []
+    for text in texts:
+        if packed and cell_len(packed[-1] + NARROW_SEPARATOR + text) <= width:
+            packed[-1] += NARROW_SEPARATOR + text
+        else:
+            packed.append(text)
+    return packed
 
 
 class StatusBar(Widget):
-    """One line of facts about the model and the last reply.
+    """One line of facts about the model and the last reply (two on a narrow terminal).
 
     Args:
         effort: The open chat's reasoning effort.
@@ -37,7 +83,7 @@ class StatusBar(Widget):
 
     DEFAULT_CSS = """
     StatusBar {
-        height: 1; padding: 0 1; background: $panel; color: $text-muted;
+        height: auto; padding: 0 1; background: $panel; color: $text-muted;
         text-wrap: nowrap; text-overflow: ellipsis;
     }
     StatusBar.-warning { background: $warning-muted; color: $text; }
@@ -92,31 +138,50 @@ class StatusBar(Widget):
         used, size = self._context_use()
         return bool(size) and used >= WARN_FRACTION * size
 
-    def _context_changed(self) -> None:
+    def _changed(self) -> None:
         self.set_class(self._near_full(), "-warning")
+        if len(lines(self.facts(), self.size.width)) != self.size.height:
+            self.refresh(layout=True)  # another number of lines: the screen makes room
 
-    watch_info = watch_stats = _context_changed
+    watch_info = watch_stats = watch_effort = watch_vram = watch_note = watch_waiting = _changed
 
-    def render(self) -> Content:
-        """The line, from the current facts (Content: a model's name is never markup)."""
+    def facts(self) -> list[Fact]:
+        """What the bar says, in the order it says it."""
         info, stats = self.info, self.stats
-        parts = [info.model if info else (self.waiting or translate(LOADING))]
+        name = info.model if info else (self.waiting or translate(LOADING))
+        facts = [Fact(name, name, 9)]
         used, size = self._context_use()
         if size:
-            parts.append(_("context {used:,}/{size:,}").format(used=used, size=size))
+            percent = used * 100 // size
+            short = _("context {percent} %").format(percent=percent)
+            if self._near_full():  # first, and in place of the short form: it says as much
+                warning = _("⚠ context {percent} % full").format(percent=percent)
+                facts.insert(0, Fact(warning, warning, 10))
+                short = ""
+            facts.append(Fact(_("context {used:,}/{size:,}").format(used=used, size=size),
+                              short, 8))  # fmt: skip
         if stats and stats.ttft_seconds is not None:
-            parts.append(_("TTFT {seconds:.2f}s").format(seconds=stats.ttft_seconds))
+            ttft = _("TTFT {seconds:.2f}s").format(seconds=stats.ttft_seconds)
+            facts.append(Fact(ttft, ttft, 1))
         if stats and stats.decode_tokens_per_second:
-            parts.append(_("{speed:.0f} tok/s").format(speed=stats.decode_tokens_per_second))
-        parts.append(_("effort {effort}").format(effort=self.effort))
+            speed = _("{speed:.0f} tok/s").format(speed=stats.decode_tokens_per_second)
+            facts.append(Fact(speed, speed, 3))
+        effort = _("effort {effort}").format(effort=self.effort)
+        facts.append(Fact(effort, effort, 7))
         if info is not None:
-            parts.append(info.placement)
+            facts.append(Fact(info.placement, info.placement, 6))
         if self.vram is not None:  # also while loading: the user sees the model arrive
-            parts.append(self.vram.text())
+            facts.append(Fact(self.vram.text(), self.vram.text(), 4))
         if info is not None:
-            parts.append(info.backend)
-        if self._near_full():  # first, so that a narrow terminal still shows it
-            parts.insert(0, _("⚠ context nearly full: start a new chat"))
+            facts.append(Fact(info.backend, info.backend, 5))
         if self.note:
-            parts.append(self.note)
-        return Content("  ·  ".join(parts))
+            facts.append(Fact(self.note, self.note, 2))
+        return facts
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """One line, or two where the facts need them (`lines`)."""
+        return len(lines(self.facts(), width))
+
+    def render(self) -> Content:
+        """The lines, from the current facts (Content: a model's name is never markup)."""
+        return Content("\n".join(lines(self.facts(), self.size.width)))

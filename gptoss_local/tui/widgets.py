@@ -27,6 +27,7 @@ from gptoss_local.tui.reply_view import (
     NO_ANSWER_AFTER_REASONING,
     ReplyView,
     ToolStep,
+    cut_off_note,
 )
 from gptoss_local.tui.tool_views import ToolCallView
 
@@ -234,7 +235,7 @@ def _view_of(message: StoredMessage, keep_open: bool) -> UserMessage | ReplyView
         return UserMessage(message.content, message.seq)
     notes = {"stopped": _("stopped"), "partial": _("interrupted: Ctrl+R writes it again")}
     failed = _("failed: {error}").format(error=message.error) if message.error else ""
-    note = notes.get(message.status, failed)
+    note = notes.get(message.status, failed) or cut_off_note(message.stats)
     if not note and not message.content.strip() and not message.tool_calls:  # as when live
         note = translate(NO_ANSWER_AFTER_REASONING if message.reasoning else NO_ANSWER)
     return ReplyView(message.reasoning, message.content, note=note, keep_open=keep_open,

@@ -14,7 +14,14 @@ from http_fixture import Fault, FileServer
 from store_files import gguf_file
 from textual.pilot import Pilot
 from textual.widgets import Button, Select, Static
-from tui_helpers import AppOn, ScriptedBackend, assert_snapshot, reply, wait_for
+from tui_helpers import (
+    AppOn,
+    ScriptedBackend,
+    assert_snapshot,
+    reply,
+    screen_lines,
+    wait_for,
+)
 
 from gptoss_local import config, paths
 from gptoss_local.backends.base import BackendError
@@ -24,6 +31,7 @@ from gptoss_local.tui.app import ChatApp
 from gptoss_local.tui.first_run import FirstRunScreen
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.status import StatusBar
+from gptoss_local.tui.widgets import ScrollWhenNeeded
 
 
 def screen_text(app: ChatApp, selector: str) -> str:
@@ -228,3 +236,50 @@ async def test_f9_chooses_again_and_back_keeps_the_model(
         await wait_for(pilot, lambda: status.info is not None and host.backend is not first, 60,
                        "the model loaded again")  # fmt: skip
         assert app.chat_screen.generation.effort == "high" and config.load().effort == "high"
+
+
+async def test_at_80_by_24_the_buttons_are_in_view_below_the_scrolling_facts(
+    app_on: AppOn, cat: Catalog
+) -> None:
+    app = app_on(setup=setup_for(cat))
+    async with asking(app, (80, 24)) as pilot:
+        await pilot.pause()
+        facts = app.screen.query_one(ScrollWhenNeeded)
+        assert facts.max_scroll_y > 0 and facts.scroll_y == 0  # it scrolls, from the top
+        assert "Welcome to gptoss-local" in screen_lines(app)[1]
+        buttons = [b for b in app.screen.query(".buttons Button").results(Button) if b.display]
+        assert [b.id for b in buttons] == ["start", "quit"]
+        for button in buttons:
+            assert app.screen.region.contains_region(button.region), button.id
+        await pilot.click("#start")  # where the pointer finds it: the download starts
+        await wait_for(pilot, lambda: not on_first_run(app), 30, "the download")
+
+
+async def test_f9_with_a_model_path_changes_the_context_and_loads_the_file_again(
+    app_on: AppOn, cat: Catalog, tiny_gguf: Path
+) -> None:
+    setup = setup_for(cat, model_path=tiny_gguf, context=2048)
+    choices = setup.initial()
+    app = app_on(ready=setup.ready(choices, setup.plan(choices)), setup=setup)
+    async with app.run_test(size=(80, 24)) as pilot:
+        status, host = app.query_one(StatusBar), app.chat_screen.host
+        await wait_for(pilot, lambda: status.info is not None, 60, "the first load")
+        first = host.backend
+        assert status.info is not None and status.info.context_size == 2048
+        await pilot.press("f9")
+        await wait_for(pilot, lambda: on_first_run(app), what="the set-up screen")
+        screen = app.screen
+        assert f"Change the context or effort of {tiny_gguf.name}" in screen_lines(app)[1]
+        model = screen.query_one("#model", Select)
+        assert model.disabled and model.value == "auto"
+        assert str(model.query_one("#label", Static).render()) == tiny_gguf.name
+        assert screen.query_one("#backend", Select).disabled  # a file runs in llama.cpp
+        context = screen.query_one("#context", Select)
+        assert not context.disabled and context.value == 2048  # --context is where it starts
+        context.value = 4096
+        await wait_for(pilot, lambda: "4,096 tokens" in screen_text(app, "#plan"), 5, "replan")
+        await pilot.click("#start")
+        await wait_for(pilot, lambda: status.info is not None and host.backend is not first, 60,
+                       "the file loaded again")  # fmt: skip
+        assert status.info is not None and status.info.context_size == 4096
+    assert not paths.settings_file().exists()  # a file's run leaves the settings alone

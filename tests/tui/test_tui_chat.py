@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.widgets import Markdown
 from tui_helpers import INFO, WAIT, AppOn, ScriptedBackend, reply, send_and_wait, wait_for
 
@@ -86,25 +87,52 @@ async def test_effort_switch_is_shown_stored_and_used(history: History, app_on: 
         assert history.get_chat(chat_id or 0).effort == "low"
 
 
+WIDE = (160, 24)  # the status bar's whole line fits: every fact in its full form
+
+
 async def test_the_status_bar_warns_near_the_context_limit(app_on: AppOn) -> None:
     backend = ScriptedBackend(reply("r", "a"))
     app = app_on(backend)
     screen = app.chat_screen
-    async with app.run_test() as pilot:
+    async with app.run_test(size=WIDE) as pilot:
         await send_and_wait(pilot, "short")
         status = app.query_one(StatusBar)
         assert "context 100/8,192" in str(status.render())
         assert "TTFT 0.12s" in str(status.render()) and "250 tok/s" in str(status.render())
         assert not status.has_class("-warning")
-        backend.context_used = 7900
+        backend.context_used = 6500  # 79 %: not yet
         await send_and_wait(pilot, "longer")
-        assert "nearly full" in str(status.render()) and status.has_class("-warning")
+        assert "⚠" not in str(status.render()) and not status.has_class("-warning")
+        backend.context_used = 6600  # 80 %: a neutral warning, first on the bar
+        await send_and_wait(pilot, "longer still")
+        assert str(status.render()).startswith("⚠ context 80 % full  ·  gpt-oss-test")
+        assert "new chat" not in str(status.render()) and status.has_class("-warning")
         chat = screen.state.chat_id
         await pilot.press("ctrl+n")  # a new chat has no figures of its own yet
         await wait_for(pilot, lambda: "TTFT" not in str(status.render()), what="a clean bar")
         assert "context 0/8,192" in str(status.render()) and not status.has_class("-warning")
         await screen.open_chat(chat)  # back: its last reply's figures
-        assert "context 7,900/8,192" in str(status.render())
+        assert "context 6,600/8,192" in str(status.render())
+
+
+async def test_at_80_columns_the_status_bar_says_everything_on_two_lines(app_on: AppOn) -> None:
+    backend = ScriptedBackend(reply("r", "a"))
+    app = app_on(backend)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send_and_wait(pilot, "short")
+        status = app.query_one(StatusBar)
+        shown = str(status.render()).split("\n")
+        assert len(shown) == 2 and status.size.height == 2
+        assert all(cell_len(line) <= status.size.width for line in shown)
+        text = " · ".join(shown)
+        for fact in ("gpt-oss-test", "context 1 %", "TTFT 0.12s", "250 tok/s", "effort medium",
+                     "entirely on the GPU", "scripted"):  # fmt: skip
+            assert fact in text.split(" · ")
+        backend.context_used = 7900
+        await send_and_wait(pilot, "longer")
+        shown = str(status.render()).split("\n")
+        assert shown[0].startswith("⚠ context 96 % full · gpt-oss-test · TTFT")
+        assert "context 96 %" not in shown[0].split(" · ")  # said once, by the warning
 
 
 async def test_a_saved_chat_shows_the_loaded_context_size(history: History, app_on: AppOn) -> None:
@@ -116,7 +144,7 @@ async def test_a_saved_chat_shows_the_loaded_context_size(history: History, app_
     reply_id = history.begin_assistant_message(chat, effort="medium").id
     history.finish_assistant(reply_id, Stats(context_size=4096, context_used=3000))
     app = app_on([], chat_id=chat)
-    async with app.run_test() as pilot:
+    async with app.run_test(size=WIDE) as pilot:
         status = app.query_one(StatusBar)
         await wait_for(pilot, lambda: status.info is not None, what="the model")
         assert "context 3,000/8,192" in str(status.render())

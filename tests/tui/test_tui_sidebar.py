@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Input
+from textual.widgets import Button, Input
 from tui_helpers import (
     AppOn,
     close_screen,
     open_history,
     open_screen,
     reply,
+    screen_lines,
     scripted_app,
     send_and_wait,
     wait_for,
@@ -169,3 +170,20 @@ async def test_keys_typed_while_a_chat_opens_go_to_that_chat(
         assert not app.query_one(Sidebar).display
     assert history.messages(cats)[-2].content == "and lions?"
     assert len(history.messages(dogs)) == 1 and len(history.list_chats()) == 2
+
+
+async def test_the_delete_question_wraps_whole_at_80_by_24(history: History, app_on: AppOn) -> None:
+    long_title = "a question about the migration habits of arctic terns and their routes"
+    chat = history.create_chat().id
+    history.add_user_message(chat, "terns")
+    history.rename_chat(chat, long_title)
+    app = app_on([], chat_id=chat)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_screen(pilot, "f8", ConfirmScreen)
+        await pilot.pause()
+        dialog = app.screen.query_one("Vertical")
+        assert app.screen.region.contains_region(dialog.region)
+        shown = " ".join(" ".join(screen_lines(app, dialog.content_region)).split())
+        assert f"Delete “{long_title}” and all its messages?" in shown
+        for button in app.screen.query(Button):
+            assert dialog.region.contains_region(button.region)

@@ -156,3 +156,33 @@ async def test_ctrl_c_stops_the_reply_and_twice_quits(tmp_path: Path, app_on: Ap
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
     assert open_history(tmp_path).messages(screen.state.chat_id or 0)[-1].status == "stopped"
+
+
+async def test_a_reply_the_engine_cut_short_says_so_live_and_when_reopened(
+    history: History, app_on: AppOn
+) -> None:
+    backend = ScriptedBackend(reply("thinking", "the beginning of"))
+    backend.stop_reason = "context_full"
+    app = app_on(backend)
+    screen = app.chat_screen
+    async with app.run_test() as pilot:
+        await send_and_wait(pilot, "a long question")
+        note = str(app.query(ReplyView).last().query_one(".note").render())
+        assert "cut off: the context was full" in note
+        assert any("F9 chooses a larger context" in text for text in notifications(app))
+        backend.stop_reason = "length"
+        await send_and_wait(pilot, "and another")
+        note = str(app.query(ReplyView).last().query_one(".note").render())
+        assert "cut off: the reply reached its token limit" in note
+        backend.stop_reason = "return"
+        await send_and_wait(pilot, "a short one")
+        assert not app.query(ReplyView).last().query_one(".note").display
+        chat_id = screen.state.chat_id
+    reopened = app_on(backend, chat_id=chat_id)
+    async with reopened.run_test() as pilot:
+        notes = [str(v.query_one(".note").render()) for v in reopened.query(ReplyView)]
+        assert notes == [
+            "cut off: the context was full",
+            "cut off: the reply reached its token limit",
+            "",
+        ]
