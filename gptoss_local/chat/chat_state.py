@@ -82,12 +82,17 @@ class ChatState:
 
     def take_back_sent(self) -> StoredMessage | None:
         """The message just sent did not fit the context: delete it (and its reply's row) so
-        it does not stay in the chat, growing it; the message, for the input box (None when
-        there is none to take back)."""
+        it does not stay in the chat, growing it, and the chat it started, if it did (its
+        instructions kept for the new chat); the message, for the input box (None when there
+        is none to take back)."""
         sent, self.sent = self.sent, None
         if sent is None or self.chat_id != sent.chat_id:
             return None
         self.history.delete_from(sent.id)
+        if not self.history.messages(sent.chat_id):  # it was the chat's first: no empty chat
+            chat = self.history.get_chat(sent.chat_id)
+            self.history.delete_chat(sent.chat_id)
+            self.chat_id, self.instructions = None, chat.instructions or ""
         return sent
 
     def begin_reply(self, chat_id: int) -> tuple[Conversation, int]:

@@ -26,16 +26,9 @@ from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from gptoss_local.attachments import (
-    AttachedFile,
-    AttachmentRefused,
-    estimate_tokens,
-    mentions,
-    read_attachment,
-)
+from gptoss_local.attachments import AttachmentRefused
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.chat.chat_state import ChatState
-from gptoss_local.chat.context_budget import Budget
 from gptoss_local.chat.context_keeper import Compacting, ContextKeeper
 from gptoss_local.chat.model_host import Held, Opener
 from gptoss_local.chat.tool_host import ChatTools, ToolHost
@@ -52,6 +45,7 @@ from gptoss_local.tools import HistoryRecorder, ToolLoop
 from gptoss_local.tui import copying, exporting
 from gptoss_local.tui.actions import chat_bindings
 from gptoss_local.tui.approval import asker
+from gptoss_local.tui.attaching import Attacher, attach_room
 from gptoss_local.tui.attachment_widgets import AttachmentChips, AttachmentList
 from gptoss_local.tui.compaction_view import marker_title
 from gptoss_local.tui.file_picker import FilePickerScreen
@@ -133,6 +127,7 @@ class ChatScreen(Screen[None]):
         self.chips = AttachmentChips(id="chips")
         self.mentions = MentionMenu(id="mentions")
         self.input.completer = MentionCompleter(self.input, self.mentions, self.root)
+        self.attacher = Attacher(self.root, self.chips, lambda: self.host.backend, self._room)
         self._cancel: threading.Event | None = None  # of the reply being written
         self._sent: list[str] = []  # the messages sent in this session, for input history
 
@@ -182,7 +177,7 @@ class ChatScreen(Screen[None]):
         if self.banner.hold(self._held(text)):  # the model failed to load: it tries again
             return
         try:
-            attachments = self._attach_mentioned(text)
+            attachments = self.attacher.for_message(text)
         except AttachmentRefused as exc:  # the text and the chips stay, to fix and send again
             self.notify(str(exc), title=_("Cannot attach"), severity="error", timeout=15,
                         markup=False)  # fmt: skip
@@ -210,42 +205,10 @@ class ChatScreen(Screen[None]):
 
     # --- attachments ---------------------------------------------------------------------------
 
-    def count_tokens(self, text: str) -> int:
-        """`text`'s tokens by the loaded model's tokenizer (estimated before it is loaded, or
-        with an engine that keeps its tokenizer to itself)."""
-        tokenize = getattr(self.host.backend, "tokenize", None)
-        return len(tokenize(text, False)) if tokenize is not None else estimate_tokens(text)
-
-    def attach_room(self) -> int | None:
-        """Tokens an attachment may take: the prompt's limit, less what the chips hold, less
-        what stays in the prompt whatever the policy (the chat so far with "stop"; else the
-        summary of it). None before the model says its context."""
-        info = self.status.info
-        if info is None or not info.context_size:
-            return None
-        budget = Budget(info.context_size, self.state.effort)
-        if self.context_policy == "stop":
-            kept = self.status.stats.context_used if self.status.stats else 0
-        else:
-            kept = budget.summary_tokens if self.context_policy == "compact" else 0
-        return budget.prompt_limit - kept - self.chips.total_tokens
-
-    def read_attachment(self, path: Path) -> AttachedFile:
-        """`path` read for the chat, refused when it does not fit (`AttachmentRefused`)."""
-        return read_attachment(path, root=self.root, count_tokens=self.count_tokens,
-                               room=self.attach_room())  # fmt: skip
-
-    def _attach_mentioned(self, text: str) -> tuple[AttachedFile, ...]:
-        """The chips' files, and those the message names as `@path` that exist (an @word
-        that is no path, such as a decorator in pasted code, is left as text)."""
-        chosen = {attached.path: attached for attached in self.chips.attachments}
-        for mention in mentions(text):
-            path = (self.root / Path(mention).expanduser()).absolute()
-            if path.exists() and str(path) not in chosen:
-                attached = self.read_attachment(path)
-                chosen[attached.path] = attached
-                self.chips.add(attached)  # shown, and kept if the message goes back to the box
-        return tuple(chosen.values())
+    def _room(self) -> int | None:
+        status = self.status
+        return attach_room(status.info, status.stats, self.state.effort, self.context_policy,
+                           self.chips.total_tokens)  # fmt: skip
 
     def action_attach_file(self) -> None:
         """Pick a file or folder to attach to the next message."""
@@ -259,7 +222,7 @@ class ChatScreen(Screen[None]):
     def _attach_in_worker(self, path: Path) -> None:
         """Read a picked file off the UI thread (a PDF or a folder takes a moment)."""
         try:
-            attached = self.read_attachment(path)
+            attached = self.attacher.read(path)
         except AttachmentRefused as exc:
             self.app.call_from_thread(self.notify, str(exc), title=_("Cannot attach"),
                                       severity="error", timeout=15, markup=False)  # fmt: skip

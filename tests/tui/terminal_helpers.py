@@ -65,3 +65,17 @@ def the_saved_chat(env: dict[str, str]) -> dict:
                             capture_output=True, text=True, check=True)  # fmt: skip
     (chat,) = json.loads(listed.stdout)["chats"]
     return dict(chat)
+
+
+def exported_chat(env: dict[str, str]) -> dict:
+    """The newest chat as `gptoss-local chats export --format json` writes it ({} before any
+    chat exists)."""
+    listed = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "--json"], env=env,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    chats = json.loads(listed.stdout)["chats"]
+    if not chats:
+        return {}
+    done = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "export",
+                           str(chats[0]["id"]), "--format", "json"], env=env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return dict(json.loads(done.stdout))

@@ -4,7 +4,6 @@ reopened; what was sent is saved with the message."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -13,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from terminal_helpers import open_session, pane, quit_chat, until
+from terminal_helpers import exported_chat, open_session, pane, quit_chat, until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
@@ -26,20 +25,8 @@ def _type(session: str, text: str) -> None:
     subprocess.run(["tmux", "send-keys", "-t", session, "-l", text], check=True)
 
 
-def _export(env: dict[str, str]) -> dict:
-    listed = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "--json"], env=env,
-                            capture_output=True, text=True, check=True)  # fmt: skip
-    chats = json.loads(listed.stdout)["chats"]
-    if not chats:
-        return {}
-    done = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "export",
-                           str(chats[0]["id"]), "--format", "json"], env=env,
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    return dict(json.loads(done.stdout))
-
-
 def _users(env: dict[str, str]) -> list[dict]:
-    return [m for m in _export(env).get("messages", []) if m["role"] == "user"]
+    return [m for m in exported_chat(env).get("messages", []) if m["role"] == "user"]
 
 
 def _chat(folder: Path, model: Path, marker: Path, *extra: str) -> str:
@@ -91,7 +78,7 @@ def test_files_are_attached_by_completion_and_by_the_picker(
         second = _users(env)[1]
         assert [a["name"] for a in second["attachments"]] == ["data/report.txt"]
         quit_chat(session, marker)
-        chat_id = _export(env)["chat"]["id"]
+        chat_id = exported_chat(env)["chat"]["id"]
         marker.unlink()
         reopen = _chat(work, tiny_gguf, marker, f"--chat {chat_id}")
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

@@ -4,7 +4,6 @@ and a message too large for any context goes back to the input box instead of st
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -13,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from terminal_helpers import open_session, pane, quit_chat, until
+from terminal_helpers import exported_chat, open_session, pane, quit_chat, until
 
 from gptoss_local import config
 
@@ -26,22 +25,9 @@ def _send(session: str, text: str) -> None:
     subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
 
 
-def _chat_json(env: dict[str, str]) -> dict:
-    """The one chat, exported as JSON ({} before it exists)."""
-    listed = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "--json"], env=env,
-                            capture_output=True, text=True, check=True)  # fmt: skip
-    chats = json.loads(listed.stdout)["chats"]
-    if not chats:
-        return {}
-    done = subprocess.run([sys.executable, "-m", "gptoss_local", "chats", "export",
-                           str(chats[0]["id"]), "--format", "json"], env=env,
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    return dict(json.loads(done.stdout))
-
-
 def _answered(env: dict[str, str], users: int) -> bool:
     """Whether the chat has `users` user messages and the reply to the last has ended."""
-    messages = _chat_json(env).get("messages", [])
+    messages = exported_chat(env).get("messages", [])
     sent = sum(m["role"] == "user" for m in messages)
     return sent == users and messages[-1]["role"] != "user" and messages[-1]["status"] != "partial"
 
@@ -59,7 +45,7 @@ def test_a_chat_past_its_context_is_compacted_and_goes_on(
     try:
         until(lambda: "llamacpp" in pane(session), "the chat with the model loaded", 60, session)
         sent = 0
-        while not _chat_json(env).get("compactions"):
+        while not exported_chat(env).get("compactions"):
             assert sent < 12, "no compaction after 12 long messages:\n" + pane(session)
             sent += 1
             _send(session, f"message {sent}: " + "tell me about the weather " * 25)
@@ -71,7 +57,7 @@ def test_a_chat_past_its_context_is_compacted_and_goes_on(
         quit_chat(session, marker)
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
-    doc = _chat_json(env)
+    doc = exported_chat(env)
     (compaction,) = doc["compactions"][-1:]
     assert compaction["messages_left_out"] >= 2
     users = [m["content"] for m in doc["messages"] if m["role"] == "user"]
