@@ -175,6 +175,9 @@ class Stats:
     stop_reason: StopReason = "end_of_stream"
     context_size: int = 0
     context_used: int = 0
+    # Speculative decoding: tokens drafted, and how many of them the model kept.
+    draft_tokens: int = 0
+    accepted_tokens: int = 0
 
 
 class Reply(Iterator[Event]):

@@ -28,6 +28,7 @@ from gptoss_local.backends.base import (
     check_request,
     no_load_progress,
 )
+from gptoss_local.backends.drafting import NgramDrafter
 from gptoss_local.backends.llama_load import LoadSettings, load
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.parallel import ParallelDecoder, Request
@@ -277,6 +278,8 @@ class LlamaCppBackend:
             loop = TokenLoop(
                 self._native, self.cache, self._pieces, self._stops, context_size, cancel
             )
+            if options.draft == "ngram":
+                loop.drafter = NgramDrafter()
             vocab, context = self._native.vocab, self._native.context
             sampler = self._samplers.get(
                 vocab, settings, options, context, constraint, self._pieces

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+DRAFTERS = ("", "ngram")
+
 
 @dataclass(frozen=True)
 class LlamaOptions:
@@ -18,8 +20,17 @@ class LlamaOptions:
         backend_sampling: Sample inside llama.cpp's compute graph (on the GPU) instead of
             after it, saving a round trip per token; llama.cpp calls this experimental and it
             falls back to the CPU when refused.
+        draft: Speculative decoding: "ngram" drafts from the context's own earlier tokens
+            (`drafting.NgramDrafter`), checked by the model in one decode; "" none. Taken
+            only by replies sampled on the CPU (a chain in the graph samples one token per
+            decode), and not by `serve`'s replies decoded together.
     """
 
     grammar: str | None = None
     logit_bias: tuple[tuple[int, float], ...] = ()
     backend_sampling: bool = False
+    draft: str = ""
+
+    def __post_init__(self) -> None:
+        if self.draft not in DRAFTERS:
+            raise ValueError(f"draft must be one of {', '.join(map(repr, DRAFTERS))}")

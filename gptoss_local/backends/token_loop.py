@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Generator
+from dataclasses import replace
 from typing import Any
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, Stats, StopReason
+from gptoss_local.backends.drafting import NgramDrafter
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.reply_progress import ReplyProgress
 from gptoss_local.backends.sampling import Sampler
@@ -40,6 +42,7 @@ class TokenLoop:
         self._context_size = context_size
         self._cancel = cancel or threading.Event()
         self._bindings = native.lib()
+        self.drafter: NgramDrafter | None = None  # set to decode speculatively
 
     def run(
         self,
@@ -58,6 +61,12 @@ class TokenLoop:
             return self._stats(progress, prompt, cached, "cancelled")
         self._cache.prompt_done(turn_start)
         progress.prompt_evaluated()
+        if self.drafter is not None and not sampler.attached:
+            ended = yield from self._speculate(self.drafter, sampler, progress)
+            yield from progress.finish()
+            stats = self._stats(progress, prompt, cached, ended)
+            drafted = self.drafter.stats
+            return replace(stats, draft_tokens=drafted.drafted, accepted_tokens=drafted.accepted)
         token_array = (self._bindings.llama_token * 1)()
         batch = self._bindings.llama_batch_get_one(token_array, 1)
         decode, context = self._bindings.llama_decode, self._loaded.context
@@ -83,6 +92,74 @@ class TokenLoop:
                 break
         yield from progress.finish()
         return self._stats(progress, prompt, cached, reason)
+
+    def _speculate(
+        self, drafter: NgramDrafter, sampler: Sampler, progress: ReplyProgress
+    ) -> Generator[Event, None, StopReason]:
+        """The decode loop with drafts: each decode carries the sampled token and the drafts
+        that may follow it; the model's own samples at each position are taken for as long as
+        they equal the drafts, so the reply is the one the plain loop writes (a sample drawn
+        and compared is the rejection rule for a draft of probability one), with fewer decodes.
+        Returns the stop reason."""
+        b, context, cache = self._bindings, self._loaded.context, self._cache
+        batch = b.llama_batch_init(drafter.most + 1, 0, 1)
+        drafter.reset(cache.tokens)
+        token = sampler.sample(context)
+        try:
+            while not (progress.ends_with(token) or self._cancel.is_set()):
+                if len(cache.tokens) + 1 >= self._context_size:
+                    break
+                drafter.extend([token])
+                drafts = drafter.propose(self._context_size - len(cache.tokens) - 2)
+                self._decode_with_drafts(batch, token, drafts)
+                cache.tokens.append(token)
+                events, reason = progress.feed(token)
+                yield from events
+                token = sampler.sample(context, 0)
+                for index, draft in enumerate(drafts, start=1):
+                    if reason is not None or token != draft or self._cancel.is_set():
+                        break
+                    drafter.stats.accepted += 1
+                    if progress.ends_with(token):  # an end token, or the last: fed below
+                        break
+                    cache.tokens.append(token)
+                    drafter.extend([token])
+                    events, reason = progress.feed(token)
+                    yield from events
+                    token = sampler.sample(context, index)
+                self._drop_after(len(cache.tokens))  # the drafts the model did not keep
+                if reason is not None:
+                    return reason
+        finally:
+            b.llama_batch_free(batch)
+        events, last = progress.feed(token)
+        yield from events
+        if last is not None:
+            return last
+        return "cancelled" if self._cancel.is_set() else "context_full"
+
+    def _decode_with_drafts(self, batch: Any, token: int, drafts: list[int]) -> None:
+        """Decode `token` and its `drafts` in one batch, with logits at every position."""
+        position = len(self._cache.tokens)
+        for index, each in enumerate([token, *drafts]):
+            batch.token[index] = each
+            batch.pos[index] = position + index
+            batch.n_seq_id[index] = 1
+            batch.seq_id[index][0] = self._cache.sequence
+            batch.logits[index] = 1
+        batch.n_tokens = len(drafts) + 1
+        if self.drafter is not None and drafts:
+            self.drafter.stats.drafted += len(drafts)
+            self.drafter.stats.steps += 1
+        if self._bindings.llama_decode(self._loaded.context, batch) != 0:
+            raise BackendError(
+                _("llama.cpp failed to evaluate the next token"), kind="decode_failed"
+            )
+
+    def _drop_after(self, kept: int) -> None:
+        """Take the drafts the model did not keep out of the cache (those after `kept`)."""
+        memory = self._bindings.llama_get_memory(self._loaded.context)
+        self._bindings.llama_memory_seq_rm(memory, self._cache.sequence, kept, -1)
 
     def prefill(self, prefix: list[int]) -> int:
         """Bring the cache to `prefix` without sampling; returns the tokens evaluated.
