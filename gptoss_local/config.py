@@ -48,6 +48,8 @@ class Settings:
     `context_policy`: what a chat does when its next prompt would leave too little room for
     the reply: "compact" (the model summarises the oldest turns), "drop_oldest" (they are left
     out) or "stop" (the message is not sent).
+
+    `draft`: speculative decoding on the llama.cpp engine, "ngram" or "off".
     """
 
     backend: BackendName = "llamacpp"
@@ -60,6 +62,7 @@ class Settings:
     python_timeout: int = 30
     python_memory_mb: int = 4096
     context_policy: ContextPolicy = "compact"
+    draft: str = "off"
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting with a value gptoss-local cannot use."""
@@ -84,6 +87,8 @@ class Settings:
                 f"context_policy must be one of {', '.join(CONTEXT_POLICIES)}, "
                 f"not {self.context_policy!r}"
             )
+        if self.draft not in ("off", "ngram"):
+            raise ValueError(f'draft must be "off" or "ngram", not {self.draft!r}')
         _at_least("max_tool_calls", self.max_tool_calls, 1)
         _at_least("python_timeout", self.python_timeout, 1)
         _at_least("python_memory_mb", self.python_memory_mb, 0)

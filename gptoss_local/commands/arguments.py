@@ -32,6 +32,12 @@ def model_source_arguments(parser: argparse.ArgumentParser, backends: tuple[str,
         "--cpu-sampling", action="store_true",
         help=_("pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)"),
     )  # fmt: skip
+    parser.add_argument(
+        "--draft", choices=("ngram", "off"),
+        help=_("speculative decoding with the llama.cpp engine: ngram drafts tokens from the "
+            "conversation's own text and the model checks several at once (samples on the "
+            "CPU; default: the settings file's, else off)"),
+    )  # fmt: skip
 
 
 def run_arguments(parser: argparse.ArgumentParser) -> None:

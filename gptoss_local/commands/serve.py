@@ -54,8 +54,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
 def _parallel(asked: int | None, wishes: Wishes, plan: Plan) -> Wishes:
     """Replies decoded together: `GPU_PARALLEL` when the model runs on a GPU, unless
-    --parallel said how many."""
-    if asked is None and plan.gpu_layers != 0:
+    --parallel said how many, or drafts were asked for (they speed up one reply at a time;
+    replies decoded together take none)."""
+    if asked is None and plan.gpu_layers != 0 and not wishes.draft:
         return replace(wishes, parallel=GPU_PARALLEL)
     return wishes
 

@@ -40,6 +40,7 @@ class Wishes:
         kv_type: The KV cache's type.
         model_path: A GGUF file to load instead of a manifest model.
         cpu_sampling: Sample on the CPU even when the model runs on a GPU.
+        draft: Speculative decoding's drafter ("ngram"), or "" for none.
         base_url: The OpenAI-compatible server of the `openai` backend (`--base-url`, else
             `OPENAI_BASE_URL`).
         api_key: That server's key (`--server-key`, else `OPENAI_API_KEY`).
@@ -58,6 +59,7 @@ class Wishes:
     kv_type: str = "f16"
     model_path: Path | None = None
     cpu_sampling: bool = False
+    draft: str = ""
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     allow_http: bool = False
@@ -95,6 +97,7 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
         cpu_moe_layers=cpu_moe,
         model_path=flags["model_path"],
         cpu_sampling=bool(getattr(args, "cpu_sampling", False)),
+        draft=_draft(getattr(args, "draft", None), settings.draft),
         base_url=getattr(args, "base_url", None) or os.environ.get("OPENAI_BASE_URL") or None,
         api_key=getattr(args, "api_key", None) or os.environ.get("OPENAI_API_KEY") or None,
         allow_http=bool(getattr(args, "allow_http", False)),
@@ -104,6 +107,12 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
     if wishes.model_path is not None and wishes.backend != "llamacpp":
         raise WishError("--model-path works with the llama.cpp backend only (--backend llamacpp)")
     return wishes
+
+
+def _draft(flag: str | None, setting: str) -> str:
+    """The drafter: the command line's ("off": none) over the settings file's."""
+    chosen = flag if flag is not None else setting
+    return "" if chosen == "off" else chosen
 
 
 def _backend(

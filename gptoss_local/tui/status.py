@@ -166,6 +166,10 @@ class StatusBar(Widget):
         if stats and stats.decode_tokens_per_second:
             speed = _("{speed:.0f} tok/s").format(speed=stats.decode_tokens_per_second)
             facts.append(Fact(speed, speed, 3))
+        if stats and stats.draft_tokens:  # speculative decoding: how many drafts were kept
+            kept = stats.accepted_tokens * 100 // stats.draft_tokens
+            drafts = _("drafts {kept} % kept").format(kept=kept)
+            facts.append(Fact(drafts, _("drafts {kept} %").format(kept=kept), 1))
         effort = _("effort {effort}").format(effort=self.effort)
         facts.append(Fact(effort, effort, 7))
         if info is not None:
