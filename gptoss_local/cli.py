@@ -11,9 +11,10 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from gptoss_local import __version__
+from gptoss_local import __version__, config
 from gptoss_local.commands import arguments
-from gptoss_local.i18n import _
+from gptoss_local.errors import UserError
+from gptoss_local.i18n import _, set_language
 from gptoss_local.kinds import BACKENDS, EFFORTS
 
 # Each command's handler as "module:function", imported only when that command runs.
@@ -43,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
         description=_("Run OpenAI's gpt-oss models privately and offline on your NVIDIA RTX PC."),
     )
     parser.add_argument("--version", action="version", version=f"gptoss-local {__version__}")
+    parser.add_argument(
+        "--lang", metavar="LANG",
+        help=_("the language of what gptoss-local shows: en, zh_CN or pt_BR (default: the "
+            "settings file's language, else your locale)"),
+    )  # fmt: skip
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     doctor = commands.add_parser(
         "doctor",
@@ -230,13 +236,35 @@ def _add_wish_arguments(parser: argparse.ArgumentParser, backend: bool = True) -
     )
 
 
+def choose_language(argv: list[str]) -> list[str]:
+    """Set the language of everything shown from `--lang LANG` (anywhere on the command line,
+    taken out of it), else the settings file's `language`, else the environment's locale;
+    returns the command line without `--lang`. Before the parser is built: its help is
+    translated too."""
+    rest, chosen, taken = [], None, iter(argv)
+    for word in taken:
+        if word == "--lang":
+            chosen = next(taken, None)
+        elif word.startswith("--lang="):
+            chosen = word.partition("=")[2]
+        else:
+            rest.append(word)
+    if chosen is None:
+        try:
+            chosen = config.load().language or None
+        except UserError:  # the command reports a broken settings file itself
+            chosen = None
+    set_language(chosen)
+    return rest
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
-    args = _parse(list(sys.argv[1:] if argv is None else argv))
+    words = choose_language(list(sys.argv[1:] if argv is None else argv))
+    args = _parse(words)
     if args.command is None:
         build_parser().print_help()
         return 0
-    from gptoss_local.errors import UserError
     from gptoss_local.paths import check_home
 
     module_name, _colon, function_name = HANDLERS[args.command].partition(":")

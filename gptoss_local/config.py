@@ -50,6 +50,8 @@ class Settings:
     out) or "stop" (the message is not sent).
 
     `draft`: speculative decoding on the llama.cpp engine, "ngram" or "off".
+
+    `language`: what gptoss-local shows is in ("en", "zh_CN", "pt_BR"); "" follows the locale.
     """
 
     backend: BackendName = "llamacpp"
@@ -63,6 +65,7 @@ class Settings:
     python_memory_mb: int = 4096
     context_policy: ContextPolicy = "compact"
     draft: str = "off"
+    language: str = ""
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting with a value gptoss-local cannot use."""

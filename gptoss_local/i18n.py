@@ -13,9 +13,11 @@ sentences; placeholders are named (``"{name}"``) and filled with `.format()` aft
 lookup, never with an f-string inside the call. A string marked at import time (a table of
 labels) is marked with `N_()` and looked up where it is shown, with `translate()`.
 
-Catalogs are `locale/<lang>/LC_MESSAGES/gptoss_local.mo` inside the package (none shipped
-yet). The language is `GPTOSS_LOCAL_LANG`, else gettext's own order (`LANGUAGE`, `LC_ALL`,
-`LC_MESSAGES`, `LANG`); it is read on the first lookup, not at import. This module imports
+Catalogs are `locale/<lang>/LC_MESSAGES/gptoss_local.po` inside the package, compiled beside
+them into the `.mo` gettext reads (`scripts/compile_messages.py`, with Babel). The language is
+`--lang` or the `language` setting (`cli.choose_language`), else `GPTOSS_LOCAL_LANG`, else
+gettext's own order (`LANGUAGE`, `LC_ALL`, `LC_MESSAGES`, `LANG`), else on Windows the display
+language; it is read on the first lookup, not at import. This module imports
 nothing of the package, so every layer may use it.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import gettext
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -48,7 +51,19 @@ def languages_from(environ: Mapping[str, str]) -> list[str]:
         value = environ.get(name, "").strip()
         if value:
             return _split(value)
-    return []
+    windows = _windows_ui_language()
+    return [windows] if windows else []
+
+
+def _windows_ui_language() -> str | None:
+    """The Windows display language ("zh_CN"), where no variable says one (None elsewhere)."""
+    if sys.platform != "win32":
+        return None
+    import ctypes
+    import locale
+
+    language_id = ctypes.windll.kernel32.GetUserDefaultUILanguage()
+    return locale.windows_locale.get(int(language_id))
 
 
 def _split(value: str) -> list[str]:
@@ -74,6 +89,12 @@ def set_language(
         DOMAIN, localedir=locale_dir or LOCALE_DIR, languages=languages or ["en"], fallback=True
     )
     return _active
+
+
+def active_language() -> str:
+    """The language of the catalog in use ("zh_CN", "pt_BR"), "en" for the English ids."""
+    info = _catalog().info()
+    return info.get("language", "en").replace("-", "_") or "en"
 
 
 def _catalog() -> gettext.NullTranslations:

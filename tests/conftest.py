@@ -3,10 +3,15 @@ and small synthetic models; `gptoss-local` run in this process; a machine with a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# The tests read English words whatever the machine's locale; those about the catalogs set a
+# language of their own (and take this variable out).
+os.environ["GPTOSS_LOCAL_LANG"] = "en"
 
 
 @pytest.fixture(autouse=True)

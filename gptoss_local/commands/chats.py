@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gptoss_local.commands.table import cut, table_lines
 from gptoss_local.i18n import _, ngettext
 from gptoss_local.session import export, storage
 from gptoss_local.session.errors import HistoryError, UnknownChatError
@@ -67,15 +68,10 @@ def _chat_json(chat: Chat) -> dict[str, object]:
 def _print_table(chats: list[Chat]) -> None:
     rows = [(_("ID"), _("TITLE"), _("UPDATED"), _("MESSAGES"), _("MODEL"))]
     for chat in chats:
-        title = " ".join(chat.title.split()) or _("(untitled)")
-        if len(title) > _TITLE_WIDTH:
-            title = title[: _TITLE_WIDTH - 1] + "…"
+        title = cut(" ".join(chat.title.split()) or _("(untitled)"), _TITLE_WIDTH)
         updated = chat.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
         rows.append((str(chat.id), title, updated, str(chat.message_count), chat.model or "-"))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    for row in rows:
-        cells = [cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)]
-        print("  ".join([*cells, row[4]]))
+    print("\n".join(table_lines(rows)))
 
 
 def _export(path: Path, chat_id: int, fmt: str, output: Path | None) -> int:

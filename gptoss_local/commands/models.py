@@ -7,6 +7,7 @@ import json
 import sys
 
 from gptoss_local import catalog, paths
+from gptoss_local.commands.table import table_lines
 from gptoss_local.i18n import N_, _, translate
 from gptoss_local.store.inventory import model_states
 from gptoss_local.units import size_text
@@ -35,10 +36,7 @@ def run_models(args: argparse.Namespace) -> int:
     for s in states:
         state = f"partial {s.percent:.0f}%" if s.state == "partial" else s.state
         rows.append((s.name, state, size_text(s.bytes), str(s.path)))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    for row in rows:
-        cells = [cell.ljust(w) for cell, w in zip(row[:3], widths, strict=True)]
-        print("  ".join([*cells, row[3]]))
+    print("\n".join(table_lines(rows)))
     hints = [
         f"  {s.name}: " + translate(_HINTS[s.state]).format(alias=(s.aliases or (s.name,))[0])
         for s in states

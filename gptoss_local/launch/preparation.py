@@ -20,6 +20,7 @@ from gptoss_local import config, paths
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.engine_setup.advice import check_engine
 from gptoss_local.hardware.machine import Hardware, probe
+from gptoss_local.i18n import active_language
 from gptoss_local.launch.engines import Opener, Ready, engine
 from gptoss_local.launch.file_spec import spec_for_file
 from gptoss_local.plan.planner import Plan, plan
@@ -31,6 +32,7 @@ from gptoss_local.store.pull import (
     free_bytes,
     ordered_sources,
     pull_model,
+    regional_first,
 )
 
 __all__ = ["Opener", "Preparation", "Ready", "Weights"]
@@ -45,6 +47,7 @@ class Weights:
     on_disk: int  # bytes here already, partial downloads included
     free_disk: int
     sources: tuple[str, ...]  # in the order they are tried
+    regional: tuple[str, ...] = ()  # those put first for the user's language
 
     @property
     def present(self) -> bool:
@@ -132,13 +135,15 @@ class Preparation:
         spec = self.catalog.model(plan.model)
         folder = paths.models_dir()
         on_disk = bytes_on_disk(spec, folder)
-        sources = ordered_sources(self.catalog, None, self.settings.source)
+        language = active_language()
+        sources = ordered_sources(self.catalog, None, self.settings.source, language)
         return Weights(
             spec=spec,
             path=folder / spec.entry_file.name,
             on_disk=on_disk,
             free_disk=free_bytes(folder),
             sources=tuple(s.name for s in sources),
+            regional=regional_first(language, self.settings.source),
         )
 
     def needs_screen(self) -> bool:

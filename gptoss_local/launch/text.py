@@ -67,6 +67,10 @@ def weights_lines(weights: Weights | None, plan: Plan) -> list[str]:
     lines.append(free.format(free=size_text(weights.free_disk), more=more))
     sources = _(", then ").join(weights.sources)
     lines.append(_("from {sources}; sha256-checked, resumable").format(sources=sources))
+    if weights.regional:
+        first = ", ".join(weights.regional)
+        lines.append(_("{first} first, for your language (the `source` setting chooses another)")
+                     .format(first=first))  # fmt: skip
     return lines
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from gptoss_local import paths
 from gptoss_local.catalog import Catalog, ModelFile, ModelSpec, Source
-from gptoss_local.i18n import _
+from gptoss_local.i18n import _, active_language
 from gptoss_local.store.adopt import same_device
 from gptoss_local.store.download import RetryPolicy
 from gptoss_local.store.errors import DiskFullError, OfflineError, PullCancelled, StoreError
@@ -84,14 +84,31 @@ class PullResult:
     files: tuple[FileOutcome, ...]
 
 
+def regional_first(language: str, preferred: str | None) -> tuple[str, ...]:
+    """The sources a user's language puts first when they chose none but the default: with
+    Chinese, the mirrors reachable from China (Hugging Face itself often is not)."""
+    if preferred not in (None, "", DEFAULT_SOURCE):
+        return ()
+    return REGIONAL_SOURCES.get(language.split("_")[0].lower(), ())
+
+
 def ordered_sources(
-    catalog: Catalog, only: str | None, preferred: str | None
+    catalog: Catalog, only: str | None, preferred: str | None, language: str = ""
 ) -> tuple[Source, ...]:
-    """The sources to try, in order: `only` alone, else `preferred` first, then manifest order."""
+    """The sources to try, in order: `only` alone, else those `language` puts first
+    (`regional_first`), then `preferred`, then the manifest's order; every source is tried
+    before a download fails."""
     if only:
         return (catalog.source(only),)
-    first = [s for s in catalog.sources if s.name == preferred]
-    return (*first, *(s for s in catalog.sources if s.name != preferred))
+    names = [*regional_first(language, preferred), *([preferred] if preferred else [])]
+    known = {s.name: s for s in catalog.sources}
+    first = [known[name] for name in dict.fromkeys(names) if name in known]
+    return (*first, *(s for s in catalog.sources if s not in first))
+
+
+# The settings file's default source, and the sources a language puts before it.
+DEFAULT_SOURCE = "huggingface"
+REGIONAL_SOURCES = {"zh": ("modelscope", "hf-mirror")}
 
 
 def pull_model(
@@ -116,7 +133,7 @@ def pull_model(
     progress = _stoppable(progress, options.cancel, spec.name)
     folder = paths.models_dir() if folder is None else folder
     fps = [file_paths(f.name, folder) for f in spec.files]
-    sources = ordered_sources(catalog, options.source, options.preferred)
+    sources = ordered_sources(catalog, options.source, options.preferred, active_language())
     offline = offline_reason(options.offline, options.env)
     if offline:
         _refuse_if_missing(spec, fps, options, folder, offline)
