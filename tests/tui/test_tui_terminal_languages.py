@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gettext
 import os
 import shutil
 import subprocess
@@ -23,7 +24,9 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux
 
 
 def _in(language: str, english: str) -> str:
-    return i18n.set_language(language).gettext(english)
+    """`english` in `language`, without changing the language of this process's lookups."""
+    catalog = gettext.translation(i18n.DOMAIN, i18n.LOCALE_DIR, [language], fallback=True)
+    return catalog.gettext(english)
 
 
 @pytest.mark.parametrize("language", ["zh_CN", "pt_BR"])
