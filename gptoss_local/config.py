@@ -17,6 +17,7 @@ from pathlib import Path
 
 from gptoss_local import paths
 from gptoss_local.errors import UserError
+from gptoss_local.i18n import _
 from gptoss_local.kinds import (
     BACKENDS,
     CONTEXT_POLICIES,
@@ -70,38 +71,49 @@ class Settings:
     def validate(self) -> None:
         """Raise ValueError naming the first setting with a value gptoss-local cannot use."""
         if self.backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {self.backend!r}")
+            raise ValueError(_one_of("backend", BACKENDS, self.backend))
         if self.effort not in EFFORTS:
-            raise ValueError(f"effort must be one of {', '.join(EFFORTS)}, not {self.effort!r}")
+            raise ValueError(_one_of("effort", EFFORTS, self.effort))
         if not isinstance(self.context, int) or self.context < 0:
             raise ValueError(
-                f"context must be a whole number ≥ 0 (0 = automatic), not {self.context!r}"
+                _("context must be a whole number ≥ 0 (0 = automatic), not {value}").format(
+                    value=repr(self.context)
+                )
             )
         if not self.model or not self.source:
-            raise ValueError("model and source must not be empty")
+            raise ValueError(_("model and source must not be empty"))
         for name in self.allowed_tools:
             if not isinstance(name, str) or not _TOOL_PATTERN.fullmatch(name):
                 raise ValueError(
-                    f"allowed_tools holds {name!r}: use tool names as `gptoss-local tools` "
-                    'lists them, or patterns such as "git__*"'
+                    _(
+                        "allowed_tools holds {name}: use tool names as `gptoss-local tools` "
+                        'lists them, or patterns such as "git__*"'
+                    ).format(name=repr(name))
                 )
         if self.context_policy not in CONTEXT_POLICIES:
-            raise ValueError(
-                f"context_policy must be one of {', '.join(CONTEXT_POLICIES)}, "
-                f"not {self.context_policy!r}"
-            )
+            raise ValueError(_one_of("context_policy", CONTEXT_POLICIES, self.context_policy))
         if self.draft not in ("off", "ngram"):
-            raise ValueError(f'draft must be "off" or "ngram", not {self.draft!r}')
+            raise ValueError(_one_of("draft", ("off", "ngram"), self.draft))
         _at_least("max_tool_calls", self.max_tool_calls, 1)
         _at_least("python_timeout", self.python_timeout, 1)
         _at_least("python_memory_mb", self.python_memory_mb, 0)
         if 0 < self.python_memory_mb < 256:
-            raise ValueError("python_memory_mb must be 0 (no limit) or at least 256")
+            raise ValueError(_("python_memory_mb must be 0 (no limit) or at least 256"))
 
 
 def _at_least(name: str, value: object, low: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ValueError(f"{name} must be a whole number ≥ {low}, not {value!r}")
+        raise ValueError(
+            _("{setting} must be a whole number ≥ {low}, not {value}").format(
+                setting=name, low=low, value=repr(value)
+            )
+        )
+
+
+def _one_of(name: str, choices: tuple[str, ...], value: object) -> str:
+    return _("{setting} must be one of {choices}, not {value}").format(
+        setting=name, choices=", ".join(choices), value=repr(value)
+    )
 
 
 _FIELDS = {field.name: field.type for field in dataclasses.fields(Settings)}
@@ -119,19 +131,33 @@ def load(path: Path | None = None) -> Settings:
     except FileNotFoundError:
         return Settings()
     except (OSError, TomlReadError) as exc:
-        raise SettingsError(f"cannot read settings file {path}: {exc}. Fix or delete it.") from exc
+        raise SettingsError(
+            _("cannot read settings file {path}: {error}. Fix or delete it.").format(
+                path=path, error=exc
+            )
+        ) from exc
     unknown = sorted(set(raw) - set(_FIELDS))
     if unknown:
-        raise SettingsError(f"{path}: unknown setting(s) {', '.join(unknown)}")
+        raise SettingsError(
+            _("{path}: unknown setting(s) {names}").format(path=path, names=", ".join(unknown))
+        )
     defaults = dataclasses.asdict(Settings())
     for key, value in raw.items():
         if isinstance(defaults[key], tuple):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise SettingsError(f"{path}: setting {key!r} must be a list of strings")
+                raise SettingsError(
+                    _("{path}: setting {key} must be a list of strings").format(
+                        path=path, key=repr(key)
+                    )
+                )
             raw[key] = tuple(value)
         elif type(value) is not type(defaults[key]):
-            kind = "whole number" if isinstance(defaults[key], int) else "string"
-            raise SettingsError(f"{path}: setting {key!r} must be a {kind}, not {value!r}")
+            wrong = (
+                _("{path}: setting {key} must be a whole number, not {value}")
+                if isinstance(defaults[key], int)
+                else _("{path}: setting {key} must be a string, not {value}")
+            )
+            raise SettingsError(wrong.format(path=path, key=repr(key), value=repr(value)))
     settings = Settings(**raw)
     try:
         settings.validate()

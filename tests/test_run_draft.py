@@ -27,4 +27,4 @@ def test_the_draft_setting_is_checked(isolated_home: Path) -> None:
     settings = config.paths.settings_file()
     settings.write_text(settings.read_text().replace('"ngram"', '"eagle"'))
     done = gptoss(isolated_home, "run", "--print-prompt", "hi")
-    assert done.returncode == 2 and 'draft must be "off" or "ngram"' in done.stderr
+    assert done.returncode == 2 and "draft must be one of off, ngram, not 'eagle'" in done.stderr

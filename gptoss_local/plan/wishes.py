@@ -14,6 +14,7 @@ from pathlib import Path
 
 from gptoss_local import config
 from gptoss_local.errors import WishError
+from gptoss_local.i18n import _
 from gptoss_local.kinds import BackendName, Effort
 
 # Command-line flags (argparse names) and the fields they set.
@@ -85,10 +86,10 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
     model = flags["model"] or settings.model
     context = flags["context"] if flags["context"] is not None else settings.context
     if context < 0:
-        raise WishError(f"--context must be positive, not {context}")
+        raise WishError(_("--context must be positive, not {context}").format(context=context))
     cpu_moe = flags["cpu_moe_layers"]
     if cpu_moe is not None and cpu_moe < 0:
-        raise WishError(f"--cpu-moe must be 0 or more, not {cpu_moe}")
+        raise WishError(_("--cpu-moe must be 0 or more, not {cpu_moe}").format(cpu_moe=cpu_moe))
     wishes = Wishes(
         model=None if model == "auto" else model,
         context=context or None,
@@ -105,7 +106,9 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
         given=frozenset(field for field, value in flags.items() if value is not None),
     )
     if wishes.model_path is not None and wishes.backend != "llamacpp":
-        raise WishError("--model-path works with the llama.cpp backend only (--backend llamacpp)")
+        raise WishError(
+            _("--model-path works with the llama.cpp backend only (--backend llamacpp)")
+        )
     return wishes
 
 
