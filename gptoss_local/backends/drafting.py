@@ -18,6 +18,10 @@ from dataclasses import dataclass
 # Matching longer n-grams first: a 4-token match predicts better than a 2-token one.
 LONGEST_MATCH = 4
 SHORTEST_MATCH = 2
+# Only the prompt's newest tokens are indexed: indexing is before the first token (32,768
+# tokens took 71 ms on this project's 2-core CPU, 4,096 took 4 ms), and what a reply repeats
+# is mostly near its end.
+LOOKBACK = 4096
 # At most this many drafts per step: verifying more costs a wider batch for guesses that get
 # less likely the further they run.
 MOST_DRAFTS = 6
@@ -44,10 +48,10 @@ class NgramDrafter:
         ]  # n → n-gram → index just after its last occurrence
 
     def reset(self, tokens: Sequence[int]) -> None:
-        """Start from the context's `tokens` (the prompt), indexing them."""
+        """Start from the context's `tokens` (the prompt), indexing its newest `LOOKBACK`."""
         self._tokens = []
         self._seen = [{} for _ in range(LONGEST_MATCH + 1)]
-        self.extend(tokens)
+        self.extend(tokens[-LOOKBACK:])
 
     def extend(self, tokens: Sequence[int]) -> None:
         """Take tokens the context now holds."""

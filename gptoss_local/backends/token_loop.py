@@ -111,6 +111,8 @@ class TokenLoop:
                     break
                 drafter.extend([token])
                 drafts = drafter.propose(self._context_size - len(cache.tokens) - 2)
+                drafter.stats.drafted += len(drafts)
+                drafter.stats.steps += bool(drafts)
                 self._decode_with_drafts(batch, token, drafts)
                 cache.tokens.append(token)
                 events, reason = progress.feed(token)
@@ -148,9 +150,6 @@ class TokenLoop:
             batch.seq_id[index][0] = self._cache.sequence
             batch.logits[index] = 1
         batch.n_tokens = len(drafts) + 1
-        if self.drafter is not None and drafts:
-            self.drafter.stats.drafted += len(drafts)
-            self.drafter.stats.steps += 1
         if self._bindings.llama_decode(self._loaded.context, batch) != 0:
             raise BackendError(
                 _("llama.cpp failed to evaluate the next token"), kind="decode_failed"

@@ -5,7 +5,7 @@ to write the summary it will go on from (what the user wants, what was decided, 
 and names, what is left to do). A transcript longer than the model's window is summarised in
 parts, each part's summary carried into the next. Reasoning is not in the transcript: gpt-oss
 drops earlier turns' reasoning from its prompts itself. The summary is asked for at low effort:
-it costs a fraction of a reply, and its cost is reported (`Summary.stats`).
+it costs a fraction of a reply, and its cost is reported (`Summary`'s seconds and tokens).
 
 A model that writes no answer (it reasoned until the token limit) gives an empty summary; the
 caller then leaves the turns out without one and says so, rather than failing the user's message.
@@ -34,8 +34,6 @@ _INTRO = "Summarise this part of our conversation (a transcript; the newest turn
 _EARLIER = "The summary of what came before it:\n{summary}\n\n"
 # A tool's output is cut to this many characters in the transcript (its gist is what matters).
 TOOL_OUTPUT_CHARS = 2000
-# How the transcript shows that a summary stands for turns further back.
-SUMMARY_LABEL = "Summary of the earlier conversation"
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,8 @@ def transcript(messages: Sequence[Message]) -> list[str]:
             if len(output) > TOOL_OUTPUT_CHARS:
                 left = len(output) - TOOL_OUTPUT_CHARS
                 output = f"{output[:TOOL_OUTPUT_CHARS]}\n[… {left:,} more characters]"
-            entries.append(f"Tool {message.tool_name or ''}: {output}".replace("Tool :", "Tool:"))
+            name = f" {message.tool_name}" if message.tool_name else ""
+            entries.append(f"Tool{name}: {output}")
         else:
             calls = "".join(f"\n[called {c.name}({c.arguments})]" for c in message.tool_calls)
             if message.content or calls:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from gptoss_local.attachments.message import estimate_tokens
 from gptoss_local.backends.base import Backend, GenerationSettings, ReplyRequest
-from gptoss_local.chat.compaction import Summary, summarise
+from gptoss_local.chat.compaction import SUMMARY_INSTRUCTIONS, Summary, summarise
 from gptoss_local.chat.context_budget import (
     Budget,
     ContextFull,
@@ -132,7 +132,7 @@ class ContextKeeper:
         if not chosen.summarise:
             return None
         self.report(Compacting(chosen.keep_from))
-        base = Conversation(())
+        base = Conversation((), SUMMARY_INSTRUCTIONS)  # as the summary requests are made
         count_text = prompt_counter(backend, base, replace(settings, effort="low"))
         return summarise(
             backend,

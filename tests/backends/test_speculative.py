@@ -113,7 +113,7 @@ def test_an_always_right_drafter_has_every_draft_kept(
     class Oracle(NgramDrafter):
         def reset(self, tokens: Sequence[int]) -> None:
             super().reset(tokens)
-            self.start = len(tokens)
+            self.start = len(self._tokens)  # the indexed tail of the prompt
 
         def propose(self, room: int) -> list[int]:
             done = len(self._tokens) - self.start
