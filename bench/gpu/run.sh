@@ -12,6 +12,7 @@
 #   bench/gpu/run.sh OUT structured [ARGS...] decode with a JSON schema against without (20b shape,
 #                                             gpt-oss's real vocabulary)
 #   bench/gpu/run.sh OUT speculative [ARGS...] drafts: verify cost, always-right ceiling (20b shape)
+#   bench/gpu/run.sh OUT eagle [ARGS...]      EAGLE-3 drafts: head cost, ceiling, experts in RAM (20b)
 #   bench/gpu/run.sh OUT 120b                 the 120b shape in a tmpfs, offload fitted to 24/32 GB
 # A build packed by an earlier call (tar of BUILD/out/bin, xz, split: .device/prebuilt.tar.xz.*)
 # is unpacked instead of building again; same machine kind and driver only.
@@ -81,6 +82,14 @@ case "$what" in
     gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) (device machine), $(nproc) cores"
     "${PYTHON:-python3}" bench/speculative.py "$model" --gpu-layers -1 --device "$gpu" \
       --out "$out/speculative.txt" "$@"
+    ;;
+  eagle)
+    [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
+    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    mapfile -t heads < <("${PYTHON:-python3}" bench/gpu/eagle_heads.py /tmp/gptoss-models 1000)
+    gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) (device machine), $(nproc) cores"
+    "${PYTHON:-python3}" bench/eagle.py "$model" --head "${heads[0]}" --pinned-head "${heads[1]}" \
+      --pin 1000 --gpu-layers -1 --experts-in-ram 24 --device "$gpu" --out "$out/eagle.txt" "$@"
     ;;
   120b)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build

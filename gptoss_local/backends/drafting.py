@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 # Matching longer n-grams first: a 4-token match predicts better than a 2-token one.
 LONGEST_MATCH = 4
@@ -27,6 +28,12 @@ LOOKBACK = 4096
 MOST_DRAFTS = 6
 
 
+# A poor stretch of single drafts (`GOVERNOR_WINDOW` of them) stops drafting for a while: no
+# drafts for `FIRST_PAUSE` decodes, twice as long each time it happens again.
+GOVERNOR_WINDOW = 16
+FIRST_PAUSE, LONGEST_PAUSE = 32, 256
+
+
 @dataclass
 class DraftStats:
     """What the drafter proposed over a reply and how much of it the model kept."""
@@ -36,8 +43,94 @@ class DraftStats:
     steps: int = 0  # decodes that carried drafts
 
 
+class Drafter(Protocol):
+    """What the decode loop asks of a drafter (`NgramDrafter`, `eagle_drafting.EagleDrafter`).
+
+    The loop tells it what the target decodes and keeps; a drafter that reads the target's
+    hidden states (EAGLE-3) also limits how much of the target's cache a prompt reuses.
+    """
+
+    most: int
+    stats: DraftStats
+    break_even: float  # the share of single drafts that must be kept for drafting to pay
+
+    def usable_prefix(self, prompt: list[int]) -> int:
+        """How many leading tokens of `prompt` the target's cache may keep."""
+
+    def resume(self, kept: int) -> None:
+        """The target's cache keeps its first `kept` tokens."""
+
+    def observe(self, tokens: list[int], first: int) -> None:
+        """The target decoded prompt `tokens` from position `first`."""
+
+    def begin(self, context: list[int]) -> None:
+        """A reply starts after `context` (the tokens the target's cache holds)."""
+
+    def propose(self, token: int, room: int) -> list[int]:
+        """Up to `room` drafts to follow `token`, the newest sample (not decoded yet)."""
+
+    def decoded(self, tokens: list[int], first: int) -> None:
+        """The target decoded the sample and its drafts, `tokens`, from `first`."""
+
+    def kept(self, length: int) -> None:
+        """The target's context holds `length` tokens now (refused drafts dropped)."""
+
+    def finish(self, clean: bool = True) -> None:
+        """The reply is over (`clean`: its last decode succeeded and may be read)."""
+
+
+class DraftGovernor:
+    """How many drafts the next decode may carry: checking K drafts costs a decode of 1 + K
+    tokens (1.15x one token for K = 1, 2.05x for K = 4 with the 20b on an H200,
+    bench/results/gpu/speculative.txt), so K grows while drafts are kept and shrinks when they
+    are refused; when even single drafts are kept less often than the drafter's
+    `break_even`, drafting pauses.
+    """
+
+    def __init__(self, most: int, break_even: float) -> None:
+        self.most = most
+        self.budget = min(2, most)
+        self._break_even = break_even
+        self._singles: list[int] = []  # kept (0 or 1) of recent single drafts
+        self._pause = 0
+        self._next_pause = FIRST_PAUSE
+
+    def allows(self) -> int:
+        """The drafts this decode may carry (0 during a pause, which it counts down)."""
+        if self._pause > 0:
+            self._pause -= 1
+            return 0
+        return self.budget
+
+    def record(self, drafted: int, kept: int) -> None:
+        """A decode carried `drafted` drafts, of which the model kept `kept`."""
+        if not drafted:
+            return
+        if kept == drafted:
+            self.budget = min(self.budget + 1, self.most)
+        else:
+            self.budget = max(1, kept + 1 if kept else self.budget // 2)
+        if drafted > 1:
+            return
+        self._singles.append(kept)
+        if len(self._singles) < GOVERNOR_WINDOW:
+            return
+        rate = sum(self._singles) / len(self._singles)
+        self._singles = []
+        if rate < self._break_even:
+            self._pause, self._next_pause = (
+                self._next_pause,
+                min(2 * self._next_pause, LONGEST_PAUSE),
+            )
+        else:
+            self._next_pause = FIRST_PAUSE
+
+
 class NgramDrafter:
     """Proposes the tokens that followed the last earlier occurrence of the newest n-gram."""
+
+    # A refused single draft costs 0.15 of a decode (the wider batch) on an H200.
+    break_even = 0.2
 
     def __init__(self, most: int = MOST_DRAFTS) -> None:
         self.most = most
@@ -46,6 +139,36 @@ class NgramDrafter:
         self._seen: list[dict[tuple[int, ...], int]] = [
             {} for _ in range(LONGEST_MATCH + 1)
         ]  # n → n-gram → index just after its last occurrence
+        self._decoded: list[int] = []
+        self._first = 0
+
+    # The loop's side (`Drafter`): the index follows the tokens the context takes.
+
+    def usable_prefix(self, prompt: list[int]) -> int:
+        return len(prompt)  # no state in the target's cache
+
+    def resume(self, kept: int) -> None:
+        pass
+
+    def observe(self, tokens: list[int], first: int) -> None:
+        pass
+
+    def begin(self, context: list[int]) -> None:
+        self.reset(context)
+
+    def propose(self, token: int, room: int) -> list[int]:
+        self.extend([token])
+        return self.proposal(room)
+
+    def decoded(self, tokens: list[int], first: int) -> None:
+        self._decoded, self._first = tokens, first
+
+    def kept(self, length: int) -> None:
+        self.extend(self._decoded[1 : length - self._first])  # the sample went in `propose`
+        self._decoded = []
+
+    def finish(self, clean: bool = True) -> None:
+        pass
 
     def reset(self, tokens: Sequence[int]) -> None:
         """Start from the context's `tokens` (the prompt), indexing its newest `LOOKBACK`."""
@@ -62,7 +185,7 @@ class NgramDrafter:
                 if end > n:  # the n-gram before the newest token, and where it led
                     self._seen[n][tuple(self._tokens[end - 1 - n : end - 1])] = end - 1
 
-    def propose(self, room: int) -> list[int]:
+    def proposal(self, room: int) -> list[int]:
         """Up to `room` (and `most`) drafts to follow the newest token; [] when its n-grams
         were not seen before."""
         limit = min(room, self.most)

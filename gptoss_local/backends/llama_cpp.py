@@ -29,6 +29,7 @@ from gptoss_local.backends.base import (
     no_load_progress,
 )
 from gptoss_local.backends.drafting import NgramDrafter
+from gptoss_local.backends.eagle_drafting import EagleDrafter
 from gptoss_local.backends.llama_load import LoadSettings, load
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.backends.parallel import ParallelDecoder, Request
@@ -112,6 +113,7 @@ class LlamaCppBackend:
         self._recent: deque[Tokenized] = deque(maxlen=RECENT_PROMPTS)  # under _vocab_lock
         self._samplers = KeptSampler()
         self._closed = False  # before _special_ids, which closes on a foreign vocabulary
+        self._eagle: EagleDrafter | None = None
         ids = self._special_ids(tuple(STOP_TOKENS))
         self._stops: dict[int, StopReason] = {ids[t]: r for t, r in STOP_TOKENS.items()}
         # A vocab without Harmony's control tokens is refused here.
@@ -138,6 +140,15 @@ class LlamaCppBackend:
             self.capabilities, prefill=self._parallel is None, parallel=settings.sequences
         )
         self._name = native.model_meta(self._native.model, "general.name") or self.path.stem
+        if settings.draft_model and self._parallel is None:
+            try:
+                self._eagle = EagleDrafter(
+                    Path(settings.draft_model), self._native, settings.context,
+                    settings.n_batch, settings.gpu_layers != 0, self._native.threads,
+                )  # fmt: skip
+            except BaseException:
+                self.close()
+                raise
 
     def info(self) -> BackendInfo:
         """What is loaded and where."""
@@ -275,11 +286,10 @@ class LlamaCppBackend:
                 tokens = self._fitting(self._tokenize(prompt, True, cancel, context_size))
             except TokenizeCancelled:
                 return Stats(stop_reason="cancelled", context_size=context_size)
-            loop = TokenLoop(
-                self._native, self.cache, self._pieces, self._stops, context_size, cancel
-            )
+            loop = self._loop(cancel)
             if options.draft == "ngram":
                 loop.drafter = NgramDrafter()
+            loop.speculate = bool(options.draft) and loop.drafter is not None
             vocab, context = self._native.vocab, self._native.context
             sampler = self._samplers.get(
                 vocab, settings, options, context, constraint, self._pieces
@@ -338,9 +348,7 @@ class LlamaCppBackend:
                 return 0
             if not tokens or len(tokens) >= self.settings.context - 1:
                 return 0  # the reply will say the context is full
-            loop = TokenLoop(
-                self._native, self.cache, self._pieces, self._stops, self.settings.context, cancel
-            )
+            loop = self._loop(cancel)
             vocab, context = self._native.vocab, self._native.context
             sampler = self._samplers.get(
                 vocab, settings, options or self.options, context, constraint, self._pieces
@@ -349,6 +357,15 @@ class LlamaCppBackend:
                 return loop.prefill(tokens)
             finally:
                 self._samplers.release(sampler)
+
+    def _loop(self, cancel: threading.Event | None) -> TokenLoop:
+        """A decode loop over sequence 0; an EAGLE-3 head, when loaded, follows its prompts
+        (and drafts for replies that ask for drafts)."""
+        loop = TokenLoop(
+            self._native, self.cache, self._pieces, self._stops, self.settings.context, cancel
+        )
+        loop.drafter = self._eagle
+        return loop
 
     def close(self) -> None:
         """Free the context and the model."""
@@ -367,6 +384,8 @@ class LlamaCppBackend:
                 self._closed = True
                 self._samplers.drop()
                 token_trie.release(self._pieces)
+                if self._eagle is not None:  # it borrows the model's embeddings
+                    self._eagle.close()
                 bindings = native.lib()
                 bindings.llama_free(self._native.context)
                 bindings.llama_model_free(self._native.model)

@@ -39,6 +39,7 @@ class LoadSettings:
     load_mode: LoadMode = "auto"
     expert_bias_on_gpu: bool = False  # biases of experts kept in RAM stay on the GPU
     sequences: int = 1  # replies decoded together (`serve --parallel`), sharing the context
+    draft_model: str | None = None  # an EAGLE-3 head drafting for the model (one sequence only)
 
     @classmethod
     def from_plan(cls, plan: Any) -> LoadSettings:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DRAFTERS = ("", "ngram")
+DRAFTERS = ("", "ngram", "eagle3")
 
 
 @dataclass(frozen=True)
@@ -21,9 +21,9 @@ class LlamaOptions:
             after it, saving a round trip per token; llama.cpp calls this experimental and it
             falls back to the CPU when refused.
         draft: Speculative decoding: "ngram" drafts from the context's own earlier tokens
-            (`drafting.NgramDrafter`), checked by the model in one decode; "" none. Taken
-            only by replies sampled on the CPU (a chain in the graph samples one token per
-            decode), and not by `serve`'s replies decoded together.
+            (`drafting.NgramDrafter`), "eagle3" with the EAGLE-3 head loaded beside the model
+            (`LoadSettings.draft_model`), checked by the model in one decode; "" none. Not
+            taken by `serve`'s replies decoded together.
     """
 
     grammar: str | None = None

@@ -48,15 +48,18 @@ class PromptCache:
         """The tokens the cache holds, in order (extended in place as tokens are evaluated)."""
         return self._live.tokens
 
-    def prepare(self, prompt: list[int]) -> int:
-        """Trim the cache to the longest reusable prefix of `prompt`; returns its length.
+    def prepare(self, prompt: list[int], most: int | None = None) -> int:
+        """Trim the cache to the longest reusable prefix of `prompt` (of at most `most`
+        tokens); returns its length.
 
         At least the last prompt token is always left to evaluate, for its logits.
         """
         self._live.oldest = self._oldest()
         if self.shelf is not None:
             self._switch_conversation(prompt, self.shelf)
-        keep, checkpoint = self._live.reuse_plan(prompt, self._window)
+        # A prompt cut after `most` + 1 tokens keeps at most `most` (its last is evaluated).
+        planned = prompt if most is None else prompt[: most + 1]
+        keep, checkpoint = self._live.reuse_plan(planned, self._window)
         if checkpoint is not None:
             self._restore_checkpoint(checkpoint)
         if keep <= 0:

@@ -9,7 +9,7 @@ from typing import Any
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, Stats, StopReason
-from gptoss_local.backends.drafting import NgramDrafter
+from gptoss_local.backends.drafting import Drafter, DraftGovernor, DraftStats
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.reply_progress import ReplyProgress
 from gptoss_local.backends.sampling import Sampler
@@ -42,7 +42,10 @@ class TokenLoop:
         self._context_size = context_size
         self._cancel = cancel or threading.Event()
         self._bindings = native.lib()
-        self.drafter: NgramDrafter | None = None  # set to decode speculatively
+        # Speculative decoding: `drafter` drafts for the reply when `speculate` is set; one that
+        # reads the target's hidden states (EAGLE-3) also follows every prompt evaluated.
+        self.drafter: Drafter | None = None
+        self.speculate = False
 
     def run(
         self,
@@ -55,13 +58,15 @@ class TokenLoop:
         """Yield the reply's events; return its stats (`turn_start`: the prompt ends with the
         user's message, see `PromptCache.prompt_done`)."""
         progress = ReplyProgress(self._pieces, self._stops, max_tokens, started)
-        cached = self._cache.prepare(prompt)
+        cached = self._prepare(prompt)
         self._evaluate(prompt[cached:])
         if self._cancel.is_set():
             return self._stats(progress, prompt, cached, "cancelled")
         self._cache.prompt_done(turn_start)
         progress.prompt_evaluated()
-        if self.drafter is not None and not sampler.attached:
+        # llama.cpp samples in its graph one row per sequence and decode: drafts are checked
+        # by a chain on the CPU (`launch.engines` leaves the chain there when drafts are asked).
+        if self.drafter is not None and self.speculate and not sampler.attached:
             ended = yield from self._speculate(self.drafter, sampler, progress)
             yield from progress.finish()
             stats = self._stats(progress, prompt, cached, ended)
@@ -94,7 +99,7 @@ class TokenLoop:
         return self._stats(progress, prompt, cached, reason)
 
     def _speculate(
-        self, drafter: NgramDrafter, sampler: Sampler, progress: ReplyProgress
+        self, drafter: Drafter, sampler: Sampler, progress: ReplyProgress
     ) -> Generator[Event, None, StopReason]:
         """The decode loop with drafts: each decode carries the sampled token and the drafts
         that may follow it; the model's own samples at each position are taken for as long as
@@ -103,37 +108,49 @@ class TokenLoop:
         Returns the stop reason."""
         b, context, cache = self._bindings, self._loaded.context, self._cache
         batch = b.llama_batch_init(drafter.most + 1, 0, 1)
-        drafter.reset(cache.tokens)
+        governor = DraftGovernor(drafter.most, drafter.break_even)
+        drafter.stats = DraftStats()
+        drafter.begin(cache.tokens)
         token = sampler.sample(context)
+        failed = True
         try:
             while not (progress.ends_with(token) or self._cancel.is_set()):
                 if len(cache.tokens) + 1 >= self._context_size:
                     break
-                drafter.extend([token])
-                drafts = drafter.propose(self._context_size - len(cache.tokens) - 2)
+                room = min(self._context_size - len(cache.tokens) - 2, governor.allows())
+                drafts = drafter.propose(token, room)
                 drafter.stats.drafted += len(drafts)
                 drafter.stats.steps += bool(drafts)
+                first = len(cache.tokens)
                 self._decode_with_drafts(batch, token, drafts)
+                drafter.decoded([token, *drafts], first)
                 cache.tokens.append(token)
                 events, reason = progress.feed(token)
                 yield from events
                 token = sampler.sample(context, 0)
+                kept = 0
                 for index, draft in enumerate(drafts, start=1):
                     if reason is not None or token != draft or self._cancel.is_set():
                         break
-                    drafter.stats.accepted += 1
+                    kept += 1
                     if progress.ends_with(token):  # an end token, or the last: fed below
                         break
                     cache.tokens.append(token)
-                    drafter.extend([token])
                     events, reason = progress.feed(token)
                     yield from events
                     token = sampler.sample(context, index)
+                drafter.stats.accepted += kept
+                governor.record(len(drafts), kept)
                 self._drop_after(len(cache.tokens))  # the drafts the model did not keep
+                drafter.kept(len(cache.tokens))
                 if reason is not None:
+                    failed = False
                     return reason
+            failed = False
         finally:
             b.llama_batch_free(batch)
+            drafter.kept(len(cache.tokens))
+            drafter.finish(clean=not failed)  # a failed decode's rows are not to be read
         events, last = progress.feed(token)
         yield from events
         if last is not None:
@@ -169,12 +186,21 @@ class TokenLoop:
         """
         if self._cancel.is_set():  # before `prepare`, which would trim what newer work cached
             return 0
-        cached = self._cache.prepare(prefix)
+        cached = self._prepare(prefix)
         rest = prefix[cached:]
         self._evaluate(rest[:-1], PREFILL_CHUNK)
         if not self._cancel.is_set():
             self._evaluate(rest[-1:])
         return len(self._cache.tokens) - cached
+
+    def _prepare(self, prompt: list[int]) -> int:
+        """`PromptCache.prepare`, keeping no more than a drafter following the cache can
+        resume from; returns the tokens kept."""
+        if self.drafter is None:
+            return self._cache.prepare(prompt)
+        kept = self._cache.prepare(prompt, self.drafter.usable_prefix(prompt))
+        self.drafter.resume(kept)
+        return kept
 
     def _evaluate(self, tokens: list[int], most: int | None = None) -> None:
         """Decode prompt tokens in batches (of `most` tokens at most, else the context's batch
@@ -201,6 +227,8 @@ class TokenLoop:
                     ),
                     kind="decode_failed",
                 )
+            if self.drafter is not None:
+                self.drafter.observe(chunk, len(self._cache.tokens))
             self._cache.tokens.extend(chunk)
 
     def _stats(

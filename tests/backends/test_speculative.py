@@ -115,7 +115,7 @@ def test_an_always_right_drafter_has_every_draft_kept(
             super().reset(tokens)
             self.start = len(self._tokens)  # the indexed tail of the prompt
 
-        def propose(self, room: int) -> list[int]:
+        def proposal(self, room: int) -> list[int]:
             done = len(self._tokens) - self.start
             return plain.tokens[done : done + min(room, self.most)]
 
@@ -133,10 +133,12 @@ def test_an_always_right_drafter_has_every_draft_kept(
 
 
 def test_a_looping_greedy_reply_keeps_most_drafts(backend: LlamaCppBackend) -> None:
-    # The random model's greedy reply falls into a loop, which n-gram drafts predict.
+    # The random model's greedy reply falls into a loop, which n-gram drafts predict; before
+    # it does, the governor keeps drafts few, so a good share of those made are kept.
     settings = GenerationSettings(temperature=0.0, max_tokens=300)
     *_, stats = _reply(backend, settings, DRAFTED)
-    assert stats.accepted_tokens > stats.generated_tokens // 3
+    assert stats.accepted_tokens > stats.generated_tokens // 4
+    assert stats.accepted_tokens > stats.draft_tokens // 3
 
 
 def test_the_next_reply_after_drafts_reuses_a_clean_cache(backend: LlamaCppBackend) -> None:
@@ -170,9 +172,8 @@ def test_a_reply_stopped_mid_draft_ends_cancelled(backend: LlamaCppBackend) -> N
 def test_the_drafter_proposes_what_followed_the_last_match() -> None:
     drafter = NgramDrafter(most=3)
     drafter.reset([1, 2, 3, 4, 5, 9, 1, 2, 3])
-    assert drafter.propose(room=10) == [4, 5, 9]  # after 1 2 3, last time: 4 5 9
-    assert drafter.propose(room=2) == [4, 5]
-    drafter.extend([7])
-    assert drafter.propose(room=10) == []  # 2 3 7 and 3 7 were never seen
-    drafter.reset([5, 6, 5, 6, 5])
-    assert drafter.propose(room=5) == [6, 5, 6]  # the newest match, then its loop again
+    assert drafter.proposal(room=10) == [4, 5, 9]  # after 1 2 3, last time: 4 5 9
+    assert drafter.proposal(room=2) == [4, 5]
+    assert drafter.propose(7, room=10) == []  # 2 3 7 and 3 7 were never seen
+    drafter.reset([5, 6, 5, 6])
+    assert drafter.propose(5, room=5) == [6, 5, 6]  # the newest match, then its loop again
