@@ -185,7 +185,7 @@ def _from_source(
         os.replace(task.fp.part, task.fp.final)
         write_record(task.fp, actual)
         return FileOutcome(task.file.name, "downloaded", source.name)
-    served = " and ".join(job.served_by)
+    served = ", ".join(job.served_by)
     failures.append(
         SourceError(
             source.name,
