@@ -6,8 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from gptoss_local.i18n import N_, translate
+
 Effort = Literal["low", "medium", "high"]
 EFFORTS: tuple[Effort, ...] = get_args(Effort)
+# The efforts as people read them; the names above are what --effort, settings and the model take.
+_EFFORT_WORDS = {"low": N_("low"), "medium": N_("medium"), "high": N_("high")}
+
+
+def effort_word(effort: str) -> str:
+    """`effort` ("medium") in the user's language; an unknown name as it is."""
+    return translate(_EFFORT_WORDS[effort]) if effort in _EFFORT_WORDS else effort
+
 
 # What a chat does when its next prompt would leave the reply too little room.
 ContextPolicy = Literal["compact", "drop_oldest", "stop"]
@@ -23,7 +33,7 @@ class Traits:
     `setup.engines`).
 
     Attributes:
-        label: How the first-run screen names it.
+        label: How the first-run screen names it (marked: look it up with `translate`).
         in_process: It runs in this process, so the installed llama-cpp-python build matters.
         uses_models_folder: Its weights are files in gptoss-local's models folder; otherwise it
             keeps its own store.
@@ -40,7 +50,7 @@ class Traits:
 
 
 TRAITS: dict[BackendName, Traits] = {
-    "llamacpp": Traits("llama.cpp, in this process", True, True, True),
-    "ollama": Traits("Ollama, managed daemon", False, False, False),
-    "openai": Traits("OpenAI-compatible server", False, False, False, remote=True),
+    "llamacpp": Traits(N_("llama.cpp, in this process"), True, True, True),
+    "ollama": Traits(N_("Ollama, managed daemon"), False, False, False),
+    "openai": Traits(N_("OpenAI-compatible server"), False, False, False, remote=True),
 }

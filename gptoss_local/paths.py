@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from gptoss_local.errors import UserError
+from gptoss_local.i18n import _
 
 APP_NAME = "gptoss-local"
 HOME_ENV = "GPTOSS_LOCAL_HOME"
@@ -31,11 +32,19 @@ def check_home() -> None:
         return
     found = existing_ancestor(home)
     if not found.is_dir():
-        where = "is a file" if found == home.absolute() else f"lies inside the file {found}"
-        raise PathsError(
-            f"{HOME_ENV}={home} {where}, not a folder: point {HOME_ENV} at a folder "
-            "(it is created if missing), or unset it to use the usual per-user folders"
+        wrong = (
+            _(
+                "{variable}={home} is a file, not a folder: point {variable} at a folder "
+                "(it is created if missing), or unset it to use the usual per-user folders"
+            )
+            if found == home.absolute()
+            else _(
+                "{variable}={home} lies inside the file {file}, not a folder: point {variable} "
+                "at a folder (it is created if missing), or unset it to use the usual "
+                "per-user folders"
+            )
         )
+        raise PathsError(wrong.format(variable=HOME_ENV, home=home, file=found))
 
 
 def _home_override() -> Path | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gptoss_local.i18n import _, ngettext
+
 KIB = 1 << 10
 MIB = 1 << 20
 GIB = 1 << 30
@@ -12,7 +14,7 @@ def size_text(n: float) -> str:
     for unit, scale in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
         if abs(n) >= scale:
             return f"{n / scale:.1f} {unit}"
-    return f"{int(n)} bytes"
+    return ngettext("{n} byte", "{n} bytes", int(n)).format(n=int(n))
 
 
 def gib(n: float) -> str:
@@ -21,10 +23,10 @@ def gib(n: float) -> str:
 
 
 def duration(seconds: float) -> str:
-    """'45 s', '3 min 5 s', '1 h 12 min'."""
+    """'45 s', '3 min 5 s', '1 h 12 min' (in the user's language)."""
     seconds = max(0, int(seconds))
     if seconds < 60:
-        return f"{seconds} s"
+        return _("{seconds} s").format(seconds=seconds)
     if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+        return _("{minutes} min {seconds} s").format(minutes=seconds // 60, seconds=seconds % 60)
+    return _("{hours} h {minutes} min").format(hours=seconds // 3600, minutes=seconds % 3600 // 60)

@@ -5,12 +5,23 @@ from __future__ import annotations
 import argparse
 import sys
 
+from rich.cells import cell_len
+
 from gptoss_local import catalog, paths
 from gptoss_local.commands.progress_view import ProgressView
-from gptoss_local.i18n import _
+from gptoss_local.i18n import N_, _, translate
 from gptoss_local.store.errors import StoreError
 from gptoss_local.store.inventory import model_state
 from gptoss_local.store.verify import verify_model
+
+# The verdicts as the first column shows them (store/verify.py names them in English).
+VERDICTS = {
+    "ok": N_("ok"),
+    "mismatch": N_("mismatch"),
+    "wrong size": N_("wrong size"),
+    "partial": N_("partial"),
+    "missing": N_("missing"),
+}
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -40,10 +51,11 @@ def run_verify(args: argparse.Namespace) -> int:
         checks = [verify_model(spec, view.progress) for spec in specs]
     for check in checks:
         ok = ok and check.ok
-        for f in check.files:
-            print(f"{f.verdict:<10} {f.path}")
+        rows = [(translate(VERDICTS.get(f.verdict, f.verdict)), str(f.path)) for f in check.files]
         if check.gguf_problem:
-            print(f"{'bad gguf':<10} {check.gguf_problem}")
+            rows.append((_("bad gguf"), check.gguf_problem))
+        for verdict, what in rows:  # a column of ten cells: a CJK character takes two
+            print(f"{verdict}{' ' * max(0, 10 - cell_len(verdict))} {what}")
         if not all(f.recorded for f in check.files):
             print(_("(the result could not be saved in {folder}: it is read-only, so "
                     "`models` cannot show it)").format(folder=paths.models_dir()),

@@ -14,7 +14,7 @@ from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.backends.openai_client import OpenAIClientBackend
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
-from gptoss_local.i18n import _
+from gptoss_local.i18n import _, translate
 from gptoss_local.kinds import TRAITS, BackendName, Traits
 from gptoss_local.launch.runner import choose_model, load_planned, ollama_opener
 from gptoss_local.plan.planner import Plan
@@ -65,8 +65,8 @@ class Engine:
 
     @property
     def label(self) -> str:
-        """How the first-run screen names it."""
-        return self.traits.label
+        """How the first-run screen names it, in the user's language."""
+        return translate(self.traits.label)
 
     @property
     def remote(self) -> bool:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.hardware.machine import Gpu
+from gptoss_local.i18n import _
 
 # Fraction of peak GPU bandwidth llama.cpp decode reaches (published figures give 0.5-0.7).
 GPU_EFFICIENCY = (0.45, 0.70)
@@ -24,7 +25,8 @@ TYPICAL_GPU_GBS = 500.0
 
 @dataclass(frozen=True)
 class SpeedRange:
-    """Decode tokens/s, low to high, and what the numbers rest on."""
+    """Decode tokens/s, low to high, and what the numbers rest on (`basis`, in the user's
+    language: only people read it)."""
 
     low: float
     high: float
@@ -36,7 +38,8 @@ def decode_speed(
 ) -> SpeedRange | None:
     """Expected decode speed at short context; None when nothing is known to base it on."""
     if not gpus:
-        return _ram_bound(spec.shape.decode_bytes_per_token, 0.0, "rough estimate from RAM speed")
+        basis = _("rough estimate from RAM speed")
+        return _ram_bound(spec.shape.decode_bytes_per_token, 0.0, basis)
     known = [catalog.known_gpu(gpu.name) for gpu in gpus]
     bandwidths = [
         g.memory_bandwidth_gbs or (k.bandwidth_gbs if k else None)
@@ -45,7 +48,8 @@ def decode_speed(
     first = known[0]
     if cpu_moe_layers == 0 and len(gpus) == 1 and first and spec.name in first.decode:
         low, high = first.decode[spec.name]
-        return SpeedRange(low, high, f"published llama.cpp figures for the {first.match}")
+        basis = _("published llama.cpp figures for the {gpu}").format(gpu=first.match)
+        return SpeedRange(low, high, basis)
     if any(bw is None for bw in bandwidths):
         return None
     slowest = min(bw for bw in bandwidths if bw is not None)
@@ -55,11 +59,11 @@ def decode_speed(
         ceiling = slowest * 1e9 / gpu_bytes
         high = min(ceiling * GPU_EFFICIENCY[1], SPEED_CAP)
         low = min(ceiling * GPU_EFFICIENCY[0], high * 0.75)
-        return SpeedRange(
-            round(low), round(high), f"estimate from {slowest:g} GB/s GPU memory bandwidth"
-        )
+        basis = _("estimate from {bandwidth:g} GB/s GPU memory bandwidth").format(bandwidth=slowest)
+        return SpeedRange(round(low), round(high), basis)
     gpu_seconds = gpu_bytes / (slowest * 1e9 * GPU_EFFICIENCY[1])
-    return _ram_bound(cpu_bytes, gpu_seconds, "rough estimate: depends on RAM speed and CPU cores")
+    basis = _("rough estimate: depends on RAM speed and CPU cores")
+    return _ram_bound(cpu_bytes, gpu_seconds, basis)
 
 
 def _cpu_bytes_per_token(spec: ModelSpec, cpu_moe_layers: int) -> float:

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from gptoss_local.i18n import _
-from gptoss_local.kinds import TRAITS
+from gptoss_local.kinds import TRAITS, effort_word
 from gptoss_local.plan import batching, memory
 from gptoss_local.plan.chosen import Plan
 from gptoss_local.units import GIB, gib
@@ -155,7 +155,7 @@ def effort_warnings(effort: str, context: int, context_max: int | None = None) -
             _(
                 "A {context:,}-token context, the most this model holds, is tight for {effort} "
                 "reasoning effort; low effort (--effort low) leaves more room for the answer."
-            ).format(context=context, effort=effort)
+            ).format(context=context, effort=effort_word(effort))
         ]
     least = min(room, context_max) if context_max is not None else room
     if effort == "high":

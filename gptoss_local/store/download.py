@@ -200,7 +200,11 @@ def _check_end(job: Job, got: int, promised: int | None) -> None:
         return
     if got == 0 and promised is None:
         raise Final(_("served an empty body instead of the file"))
-    total = f" of {promised:,}" if promised is not None else ""
-    raise Transient(
-        _("the connection closed after {got:,}{total} bytes").format(got=got, total=total)
+    closed = (
+        _("the connection closed after {got:,} bytes").format(got=got)
+        if promised is None
+        else _("the connection closed after {got:,} of {total:,} bytes").format(
+            got=got, total=promised
+        )
     )
+    raise Transient(closed)

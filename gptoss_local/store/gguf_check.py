@@ -140,7 +140,7 @@ def _parse(path: Path, f: BinaryIO, size: int, expect_architecture: str | None) 
 
 def _check_magic(s: Stream) -> None:
     if s.size == 0:
-        raise Problem("is empty (0 bytes): the download did not finish; download it again")
+        raise Problem(_("is empty (0 bytes): the download did not finish; download it again"))
     start = s.read(min(4, s.size))
     if start == b"GGUF":
         return
@@ -148,12 +148,14 @@ def _check_magic(s: Stream) -> None:
         raise s.truncated()
     shown = "".join(chr(b) if 32 <= b < 127 else "?" for b in start)
     if start.startswith((b"<", b"{")):
-        hint = "the download may have saved an error page"
+        hint = _("the download may have saved an error page")
     elif start == b"vers":
-        hint = "it may be a Git LFS pointer rather than the model itself"
+        hint = _("it may be a Git LFS pointer rather than the model itself")
     else:
-        hint = "download it again"
-    raise Problem(f"is not a GGUF file (it starts with '{shown}'): {hint}")
+        hint = _("download it again")
+    raise Problem(
+        _("is not a GGUF file (it starts with '{start}'): {hint}").format(start=shown, hint=hint)
+    )
 
 
 def _alignment(meta: Metadata) -> int:
@@ -162,9 +164,13 @@ def _alignment(meta: Metadata) -> int:
         return DEFAULT_ALIGNMENT
     value = meta.values.get(key)
     if meta.types[key] != UINT32 or not isinstance(value, int):
-        raise Problem(f"is damaged: {key} is not a uint32")
+        raise Problem(_("is damaged: {key} is not a uint32").format(key=key))
     if value <= 0 or value & (value - 1):
-        raise Problem(f"is damaged: {key} is {value}, which is not a power of two")
+        raise Problem(
+            _("is damaged: {key} is {value}, which is not a power of two").format(
+                key=key, value=value
+            )
+        )
     return value
 
 
@@ -172,27 +178,39 @@ def _architecture(meta: Metadata, expected: str | None) -> str | None:
     key = "general.architecture"
     arch = meta.values.get(key)
     if key in meta.types and (meta.types[key] != STRING or not isinstance(arch, str)):
-        raise Problem(f"is damaged: {key} is not a short string")
+        raise Problem(_("is damaged: {key} is not a short string").format(key=key))
     if expected is None or arch == expected:
         return arch if isinstance(arch, str) else None
     if arch is None:
-        raise Problem(f"has no {key} key, so it is not a {expected} model")
+        raise Problem(
+            _("has no {key} key, so it is not a {expected} model").format(
+                key=key, expected=expected
+            )
+        )
     if arch == "gptoss":
         raise Problem(
-            "is an Ollama blob (architecture 'gptoss'): Ollama's own gpt-oss files use a "
-            "different layout that llama.cpp cannot load; download the GGUF with "
-            "`gptoss-local pull` instead"
+            _(
+                "is an Ollama blob (architecture 'gptoss'): Ollama's own gpt-oss files use a "
+                "different layout that llama.cpp cannot load; download the GGUF with "
+                "`gptoss-local pull` instead"
+            )
         )
-    raise Problem(f"is a {show(str(arch))} model, not {expected}")
+    raise Problem(
+        _("is a {found} model, not {expected}").format(found=show(str(arch)), expected=expected)
+    )
 
 
 def _split(meta: Metadata) -> tuple[int, int]:
     """Returns (shard count, this shard's index); a file that is not split is (1, 0)."""
     count, index = meta.values.get("split.count", 1), meta.values.get("split.no", 0)
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_SHARDS:
-        raise Problem(f"is damaged: split.count is {count!r}")
+        raise Problem(_("is damaged: split.count is {count}").format(count=repr(count)))
     if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count:
-        raise Problem(f"is damaged: split.no is {index!r} but split.count is {count}")
+        raise Problem(
+            _("is damaged: split.no is {index} but split.count is {count}").format(
+                index=repr(index), count=count
+            )
+        )
     return count, index
 
 

@@ -10,6 +10,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from gptoss_local.i18n import _
 from gptoss_local.store.ggml_types import GGML_TYPES
 from gptoss_local.store.gguf_stream import Problem, Stream, show
 
@@ -67,11 +68,18 @@ def read_header(s: Stream) -> tuple[int, int, int]:
     """Reads version, tensor count and key count after the magic; refuses unusable values."""
     version = s.integer(_U32)
     if version == 1:
-        raise Problem("is GGUF version 1, which llama.cpp no longer loads; get a current GGUF")
+        raise Problem(_("is GGUF version 1, which llama.cpp no longer loads; get a current GGUF"))
     if version not in (2, 3):
         big_endian = version != 0 and version & 0xFFFF == 0
-        hint = "a big-endian GGUF, which this PC cannot load" if big_endian else "damaged"
-        raise Problem(f"has unknown GGUF version {version} (2 and 3 are known): it is {hint}")
+        unknown = (
+            _(
+                "has unknown GGUF version {version} (2 and 3 are known): it is a big-endian "
+                "GGUF, which this PC cannot load"
+            )
+            if big_endian
+            else _("has unknown GGUF version {version} (2 and 3 are known): it is damaged")
+        )
+        raise Problem(unknown.format(version=version))
     n_tensors, n_kv = s.integer(_U64), s.integer(_U64)
     for count, what, limit in ((n_tensors, "tensors", MAX_TENSORS), (n_kv, "keys", MAX_KEYS)):
         if count > limit:
@@ -169,7 +177,7 @@ def _read_array(s: Stream, meta: Metadata, key: str, what: str) -> int:
     meta.array_types[key] = etype
     if etype != STRING and count <= KEEP_ARRAY_VALUES:
         fmt = _SCALARS[etype]
-        meta.arrays[key] = tuple(s.unpack(fmt) for _ in range(count))
+        meta.arrays[key] = tuple(s.unpack(fmt) for _i in range(count))
     elif etype != STRING:
         s.skip(count * size)
     elif bad := s.skip_strings(count, MAX_VALUE_BYTES, unique=key == UNIQUE_STRINGS_KEY):
@@ -204,7 +212,7 @@ def _tensor_shape(s: Stream, label: str) -> tuple[tuple[int, ...], int, int]:
     n_dims = s.integer(_U32)
     if not 1 <= n_dims <= MAX_DIMS:
         raise Problem(f"is damaged: {label} has {n_dims} dimensions (1 to {MAX_DIMS} are allowed)")
-    dims = [s.integer(_I64) for _ in range(n_dims)]
+    dims = [s.integer(_I64) for _i in range(n_dims)]
     count = 1
     for d in dims:
         count *= d

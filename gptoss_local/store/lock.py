@@ -52,6 +52,14 @@ def foreign_host(owner: dict) -> str | None:
     return host if isinstance(host, str) and host != socket.gethostname() else None
 
 
+def holder_text(pid: int) -> str:
+    """Who holds a lock, for a message: "process 1234", or another gptoss-local process
+    (`pid` below 1: on another machine, or not known)."""
+    if pid > 0:
+        return _("process {pid}").format(pid=pid)
+    return _("another gptoss-local process")
+
+
 def holder(path: Path) -> int | None:
     """The PID of the live process holding lock `path`, or None when it is free or stale."""
     owner = _owner(path)
@@ -103,12 +111,13 @@ class FileLock:
                 continue
             self._refuse_foreign(pid)
             if deadline is not None and time.monotonic() >= deadline:
-                who = "another gptoss-local process" if pid < 0 else f"process {pid}"
                 raise LockedError(
                     _(
                         "{name} is being written by {who} (lock file {path}). Wait for it to "
                         "finish, or stop it and run again."
-                    ).format(name=self.path.name[: -len(".lock")], who=who, path=self.path)
+                    ).format(
+                        name=self.path.name[: -len(".lock")], who=holder_text(pid), path=self.path
+                    )
                 )
             if waiting and not told:
                 waiting(pid)

@@ -20,7 +20,7 @@ from gptoss_local.store.adopt import same_device
 from gptoss_local.store.download import RetryPolicy
 from gptoss_local.store.errors import DiskFullError, OfflineError, PullCancelled, StoreError
 from gptoss_local.store.layout import FilePaths, file_paths
-from gptoss_local.store.lock import FileLock
+from gptoss_local.store.lock import FileLock, holder_text
 from gptoss_local.store.offline import offline_reason
 from gptoss_local.store.progress import (
     Meter,
@@ -178,10 +178,9 @@ def _pull_one(
     task: FileTask, sources: tuple[Source, ...], options: PullOptions, offline: str | None
 ) -> FileOutcome:
     def waiting(pid: int) -> None:
-        who = "another gptoss-local" if pid < 0 else f"process {pid}"
         task.notice(
             _("{who} is already pulling {name}; waiting for it to finish").format(
-                who=who, name=task.file.name
+                who=holder_text(pid), name=task.file.name
             )
         )
 

@@ -136,7 +136,7 @@ def download_file(
     magic = b"GGUF" if task.file.name.endswith(".gguf") else None
     job = Job(task.file, sink, task.overall, task.notice, magic=magic)
     if sink.size:
-        job.served_by.append("an earlier, interrupted download")
+        job.served_by.append(_("an earlier, interrupted download"))
     opener = build_opener()
     failures: list[SourceError] = []
     try:
@@ -185,7 +185,10 @@ def _from_source(
         os.replace(task.fp.part, task.fp.final)
         write_record(task.fp, actual)
         return FileOutcome(task.file.name, "downloaded", source.name)
-    served = " and ".join(job.served_by)
+    *earlier, last = job.served_by or [source.name]
+    served = (
+        _("{items} and {last}").format(items=", ".join(earlier), last=last) if earlier else last
+    )
     failures.append(
         SourceError(
             source.name,

@@ -8,7 +8,7 @@ from gptoss_local.catalog import ModelSpec
 from gptoss_local.i18n import _
 from gptoss_local.store.errors import LockedError, StoreError
 from gptoss_local.store.layout import file_paths
-from gptoss_local.store.lock import holder
+from gptoss_local.store.lock import holder, holder_text
 
 _TEMP_SUFFIXES = (".copying", ".adopting")
 
@@ -39,10 +39,9 @@ def remove_model(spec: ModelSpec, folder: Path | None = None) -> tuple[list[Path
         fp = file_paths(file.name, folder)
         pid = holder(fp.lock) if fp.lock.exists() else None
         if pid is not None:
-            who = f"process {pid}" if pid > 0 else "another gptoss-local process"
             raise LockedError(
                 _("a pull of {name} is running ({who}); stop it, then run rm again").format(
-                    name=file.name, who=who
+                    name=file.name, who=holder_text(pid)
                 )
             )
     files = model_files(spec, folder)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gptoss_local import paths
+from gptoss_local.i18n import _
 from gptoss_local.tools.errors import McpConfigError
 
 FILE_NAME = "mcp.json"
@@ -76,15 +77,21 @@ def load_servers(path: Path | None = None) -> list[ServerSpec]:
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:
-        raise McpConfigError(f"cannot read {path}: {exc}") from None
+        raise McpConfigError(
+            _("cannot read {path}: {error}").format(path=path, error=exc)
+        ) from None
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise McpConfigError(f"{path} is not valid JSON: {exc}") from None
+        raise McpConfigError(
+            _("{path} is not valid JSON: {error}").format(path=path, error=exc)
+        ) from None
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise McpConfigError(
-            f'{path}: expected {{"mcpServers": {{"NAME": {{"command": ..., "args": [...]}}}}}}'
+            _("{path}: expected {shape}").format(
+                path=path, shape='{"mcpServers": {"NAME": {"command": ..., "args": [...]}}}'
+            )
         )
     specs = [_server(path, name, entry) for name, entry in servers.items()]
     found = [spec for spec in specs if spec is not None]
@@ -95,28 +102,37 @@ def load_servers(path: Path | None = None) -> list[ServerSpec]:
 def _server(path: Path, name: str, entry: Any) -> ServerSpec | None:
     where = f"{path}: mcpServers.{name}"
     if not isinstance(entry, dict):
-        raise McpConfigError(f"{where} must be an object with a command")
+        raise McpConfigError(_("{where} must be an object with a command").format(where=where))
     if entry.get("disabled") is True:
         return None
     command = entry.get("command")
     if not isinstance(command, str) or not command.strip():
-        kind = "an HTTP server (url)" if "url" in entry or "serverUrl" in entry else "malformed"
-        raise McpConfigError(
-            f'{where} is {kind}: gptoss-local starts stdio servers only, with a "command"'
+        wrong = (
+            _(
+                "{where} is an HTTP server (url): gptoss-local starts stdio servers only, "
+                'with a "command"'
+            )
+            if "url" in entry or "serverUrl" in entry
+            else _('{where} is malformed: gptoss-local starts stdio servers only, with a "command"')
         )
+        raise McpConfigError(wrong.format(where=where))
     args, env, cwd = entry.get("args", []), entry.get("env", {}), entry.get("cwd")
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise McpConfigError(f"{where}.args must be a list of strings")
+        raise McpConfigError(_("{where} must be a list of strings").format(where=f"{where}.args"))
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise McpConfigError(f"{where}.env must be an object of strings")
+        raise McpConfigError(_("{where} must be an object of strings").format(where=f"{where}.env"))
     if cwd is not None and not isinstance(cwd, str):
-        raise McpConfigError(f"{where}.cwd must be a string")
+        raise McpConfigError(_("{where} must be a string").format(where=f"{where}.cwd"))
     start = entry.get("startup_timeout_sec")
     if start is not None and (
         isinstance(start, bool) or not isinstance(start, (int, float))
         or not math.isfinite(start) or start <= 0
     ):  # fmt: skip
-        raise McpConfigError(f"{where}.startup_timeout_sec must be a number of seconds above 0")
+        raise McpConfigError(
+            _("{where} must be a number of seconds above 0").format(
+                where=f"{where}.startup_timeout_sec"
+            )
+        )
     seconds = float(start) if start is not None else None
     return ServerSpec(name, command, tuple(args), dict(env), cwd, seconds)
 
@@ -126,7 +142,14 @@ def _check_unique(path: Path, specs: list[ServerSpec]) -> None:
     for spec in specs:
         if spec.prefix in seen:
             raise McpConfigError(
-                f"{path}: servers {seen[spec.prefix]!r} and {spec.name!r} would give their "
-                f"tools the same prefix {spec.prefix!r}; rename one"
+                _(
+                    "{path}: servers {first} and {second} would give their tools the same "
+                    "prefix {prefix}; rename one"
+                ).format(
+                    path=path,
+                    first=repr(seen[spec.prefix]),
+                    second=repr(spec.name),
+                    prefix=repr(spec.prefix),
+                )
             )
         seen[spec.prefix] = spec.name

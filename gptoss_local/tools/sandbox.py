@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from gptoss_local.i18n import _
 from gptoss_local.tools.errors import ToolsError
 
 SandboxKind = Literal["bwrap", "unshare", "none"]
@@ -137,13 +138,19 @@ def detect() -> Sandbox:
     if wanted == "none":
         return NO_SANDBOX
     if wanted and wanted not in ("bwrap", "unshare"):
-        raise ToolsError(f"{SANDBOX_ENV}={wanted!r}: choose bwrap, unshare or none")
+        raise ToolsError(
+            _("{variable}={value}: choose bwrap, unshare or none").format(
+                variable=SANDBOX_ENV, value=repr(wanted)
+            )
+        )
     found = _working(wanted or None)
     if found is None:
         if wanted:
             raise ToolsError(
-                f"{SANDBOX_ENV}={wanted}, but {wanted} does not work here (is it installed, "
-                "and may this user create namespaces?); unset it to use what works"
+                _(
+                    "{variable}={value}, but {value} does not work here (is it installed, "
+                    "and may this user create namespaces?); unset it to use what works"
+                ).format(variable=SANDBOX_ENV, value=wanted)
             )
         return NO_SANDBOX
     return found

@@ -20,12 +20,27 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
+from textual.widgets.button import ButtonVariant
 
 from gptoss_local.events import ToolCall
-from gptoss_local.i18n import _
+from gptoss_local.i18n import N_, _, translate
 from gptoss_local.tools import Ask, Decision, ToolInfo
 from gptoss_local.tui.messages import ToolApprovalAsked
 from gptoss_local.tui.tool_views import arguments_text
+
+# The dialog's buttons: (answer, the keys that press it, label, variant). The keys are the same
+# letters in every language and are shown before the translated label, so "(o) 允许一次" says
+# what to press even where the word does not start with the letter.
+CHOICES: tuple[tuple[str, str, str, ButtonVariant], ...] = (
+    ("once", "o", N_("Allow once"), "primary"),
+    ("always", "a", N_("Always for this chat"), "default"),
+    ("deny", "d, Esc", N_("Deny"), "error"),
+)
+
+
+def choice_label(keys: str, label: str) -> str:
+    """A button's words: its keys, then the label in the user's language ("(o) Allow once")."""
+    return _("({keys}) {label}").format(keys=keys, label=translate(label))
 
 
 def asker(post: Callable[[Message], object], cancel: threading.Event) -> Ask:
@@ -50,7 +65,7 @@ class ApprovalScreen(ModalScreen[Decision]):
     DEFAULT_CSS = """
     ApprovalScreen { align: center middle; }
     ApprovalScreen > Vertical {
-        width: 90; height: auto; max-height: 90%; padding: 1 2;
+        width: 90; max-width: 100%; height: auto; max-height: 90%; padding: 1 2;
         border: thick $warning; background: $surface;
     }
     ApprovalScreen .about { color: $text-muted; }
@@ -85,9 +100,8 @@ class ApprovalScreen(ModalScreen[Decision]):
             with VerticalScroll(id="arguments"):
                 yield Static(arguments_text(self.call), markup=False)
             with Horizontal():
-                yield Button(_("Allow once (o)"), id="once", variant="primary")
-                yield Button(_("Always for this chat (a)"), id="always")
-                yield Button(_("Deny (d, Esc)"), id="deny", variant="error")
+                for answer, keys, label, variant in CHOICES:
+                    yield Button(choice_label(keys, label), id=answer, variant=variant)
 
     def on_mount(self) -> None:
         self.query_one("#deny", Button).focus()  # Enter alone never runs anything

@@ -36,7 +36,7 @@ from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.conversation import Conversation
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.i18n import N_, _
-from gptoss_local.kinds import ContextPolicy
+from gptoss_local.kinds import ContextPolicy, effort_word
 from gptoss_local.launch.preparation import Preparation
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
@@ -386,7 +386,7 @@ class ChatScreen(Screen[None]):
         """Switch to the next reasoning effort, stored with the chat."""
         effort = self.state.cycle_effort()
         self.show_status()
-        self.notify(_("Reasoning effort: {effort}").format(effort=effort), timeout=2)
+        self.notify(_("Reasoning effort: {effort}").format(effort=effort_word(effort)), timeout=2)
         self.warm_up()  # the system message says the effort: the next prompt starts anew
 
     def action_toggle_reasoning(self) -> None:

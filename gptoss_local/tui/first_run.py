@@ -22,7 +22,7 @@ from textual.widgets import Button, Footer, Label, ProgressBar, Select, Static
 
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import N_, _, translate
-from gptoss_local.kinds import EFFORTS, BackendName, Effort
+from gptoss_local.kinds import EFFORTS, BackendName, Effort, effort_word
 from gptoss_local.launch import text
 from gptoss_local.launch.engines import ENGINES
 from gptoss_local.launch.preparation import Preparation, Ready, Weights
@@ -103,7 +103,7 @@ class FirstRunScreen(Screen[Ready | None]):
                 (e.label, e.name) for e in ENGINES.values()
                 if not e.remote or e.name == self.wishes.backend
             ]  # fmt: skip
-            efforts: list[tuple[str, Any]] = [(e, e) for e in EFFORTS]
+            efforts: list[tuple[str, Any]] = [(effort_word(e), e) for e in EFFORTS]
             with Horizontal(classes="choices"):
                 yield self._choice(_("Engine"), "backend", engines, self.wishes.backend,
                                    fixed("backend"))  # fmt: skip

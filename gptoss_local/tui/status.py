@@ -28,6 +28,7 @@ from gptoss_local.backends.base import BackendInfo, Stats
 from gptoss_local.chat.vram_poller import VramPoller
 from gptoss_local.hardware.vram import VramMonitor, VramUse
 from gptoss_local.i18n import N_, _, translate
+from gptoss_local.kinds import effort_word
 from gptoss_local.tui.messages import VramMeasured
 
 WARN_FRACTION = 0.8  # warn when the conversation fills this much of the context
@@ -170,7 +171,7 @@ class StatusBar(Widget):
             kept = stats.accepted_tokens * 100 // stats.draft_tokens
             drafts = _("drafts {kept} % kept").format(kept=kept)
             facts.append(Fact(drafts, _("drafts {kept} %").format(kept=kept), 1))
-        effort = _("effort {effort}").format(effort=self.effort)
+        effort = _("effort {effort}").format(effort=effort_word(self.effort))
         facts.append(Fact(effort, effort, 7))
         if info is not None:
             facts.append(Fact(info.placement, info.placement, 6))

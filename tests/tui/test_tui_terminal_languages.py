@@ -63,7 +63,7 @@ def test_first_run_and_a_chat_in_the_users_language(
         no_answer = _in(language, NO_ANSWER)  # a random model may end at its first token
         ended = lambda: any("tok/s" in line for line in bar()) or no_answer in pane(session)  # noqa: E731
         until(ended, "the end of the reply", 60, session)
-        effort = _in(language, "effort {effort}").format(effort="medium")
+        effort = _in(language, "effort {effort}").format(effort=_in(language, "medium"))
         shown = bar()
         assert any(effort in line for line in shown), pane(session)  # the catalog's words
         assert not any(line.rstrip().endswith("…") for line in shown), pane(session)  # not cut
