@@ -21,6 +21,7 @@ from gptoss_local.i18n import _
 from gptoss_local.kinds import (
     BACKENDS,
     CONTEXT_POLICIES,
+    DRAFTERS,
     EFFORTS,
     BackendName,
     ContextPolicy,
@@ -50,7 +51,8 @@ class Settings:
     the reply: "compact" (the model summarises the oldest turns), "drop_oldest" (they are left
     out) or "stop" (the message is not sent).
 
-    `draft`: speculative decoding on the llama.cpp engine, "ngram" or "off".
+    `draft`: speculative decoding on the llama.cpp engine, "ngram", "eagle3" (with the EAGLE-3
+    head `draft_model`, a GGUF file) or "off".
 
     `language`: what gptoss-local shows is in ("en", "zh_CN", "pt_BR"); "" follows the locale.
     """
@@ -66,6 +68,7 @@ class Settings:
     python_memory_mb: int = 4096
     context_policy: ContextPolicy = "compact"
     draft: str = "off"
+    draft_model: str = ""
     language: str = ""
 
     def validate(self) -> None:
@@ -92,8 +95,10 @@ class Settings:
                 )
         if self.context_policy not in CONTEXT_POLICIES:
             raise ValueError(_one_of("context_policy", CONTEXT_POLICIES, self.context_policy))
-        if self.draft not in ("off", "ngram"):
-            raise ValueError(_one_of("draft", ("off", "ngram"), self.draft))
+        if self.draft not in DRAFTERS:
+            raise ValueError(_one_of("draft", DRAFTERS, self.draft))
+        if self.draft == "eagle3" and not self.draft_model:
+            raise ValueError(_('draft = "eagle3" needs draft_model, the EAGLE-3 head\'s file'))
         _at_least("max_tool_calls", self.max_tool_calls, 1)
         _at_least("python_timeout", self.python_timeout, 1)
         _at_least("python_memory_mb", self.python_memory_mb, 0)

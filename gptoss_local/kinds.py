@@ -23,6 +23,9 @@ def effort_word(effort: str) -> str:
 ContextPolicy = Literal["compact", "drop_oldest", "stop"]
 CONTEXT_POLICIES: tuple[ContextPolicy, ...] = get_args(ContextPolicy)
 
+# Speculative decoding's drafters as settings and flags name them ("off": none).
+DRAFTERS = ("off", "ngram", "eagle3")
+
 BackendName = Literal["llamacpp", "ollama", "openai"]
 BACKENDS: tuple[BackendName, ...] = get_args(BackendName)
 

@@ -33,6 +33,15 @@ def tiny_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def eagle_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random-weight EAGLE-3 head for the tiny model (drafts it makes are mostly refused)."""
+    from synthetic import TINY
+    from synthetic.eagle3 import write_eagle3
+
+    return write_eagle3(tmp_path_factory.mktemp("models") / "eagle3.gguf", TINY, seed=2)
+
+
+@pytest.fixture(scope="session")
 def roomy_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny model with a 32k-token context: room for prompts of tens of thousands of
     tokens (its vocabulary makes one token of little more than a letter)."""

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import llama_cpp.llama_cpp as bindings
 import numpy as np
 
-from gptoss_local.backends.base import GenerationSettings, Reply, Stats
+from gptoss_local.backends.base import GenerationSettings, Reply, ReplyRequest, Stats
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_load import LoadSettings
 from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.sampling import Sampler
 from gptoss_local.conversation import Conversation, Message
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta
 from gptoss_local.harmony import render_prompt
@@ -92,3 +94,61 @@ def last_logits(backend: LlamaCppBackend) -> np.ndarray:
     n_vocab = bindings.llama_vocab_n_tokens(backend._native.vocab)
     pointer = bindings.llama_get_logits_ith(backend._native.context, -1)
     return np.ctypeslib.as_array(pointer, shape=(n_vocab,)).copy()
+
+
+@dataclass
+class Recorded:
+    """What one reply sampled, and the logits each token was sampled from."""
+
+    tokens: list[int] = field(default_factory=list)
+    logits: list[np.ndarray] = field(default_factory=list)
+    stats: Stats | None = None
+
+
+def recorded(
+    backend: LlamaCppBackend,
+    conversation: Conversation,
+    settings: GenerationSettings,
+    options: LlamaOptions,
+    monkeypatch: object,
+) -> Recorded:
+    """The reply, with every sample's token and logits (read where the sampler reads them).
+    `monkeypatch`: pytest's, to wrap `Sampler.sample` for this reply only."""
+    size = int(bindings.llama_vocab_n_tokens(backend._native.vocab))
+    done = Recorded()
+    sample = Sampler.sample
+
+    def recording(self: Sampler, context: object, index: int = -1) -> int:
+        logits = bindings.llama_get_logits_ith(context, index)
+        done.logits.append(np.ctypeslib.as_array(logits, shape=(size,)).copy())
+        token = sample(self, context, index)
+        done.tokens.append(token)
+        return token
+
+    with monkeypatch.context() as patched:  # type: ignore[attr-defined]
+        patched.setattr(Sampler, "sample", recording)
+        done.stats = ran(backend.stream(ReplyRequest(conversation, settings),
+                                        options=options)).stats  # fmt: skip
+    return done
+
+
+def same_while_logits_agree(plain: Recorded, drafted: Recorded, greedy: bool) -> None:
+    """Assert `drafted` is token for token `plain` for as long as the model computed the same
+    logits: a batch of drafts is computed with other kernels than one token, which moves logits
+    by rounding (~0.01 here), so after a near-tie two replies may part, as with llama.cpp's own
+    speculative decoding. A greedy reply parts only at such a near-tie."""
+    pairs = list(zip(plain.logits, drafted.logits, strict=False))
+    same = next((k for k, (a, b) in enumerate(pairs) if np.abs(a - b).max() > 1e-4), len(pairs))
+    assert drafted.tokens[:same] == plain.tokens[:same]  # the same logits, the same tokens
+    parted = next((k for k, (a, b) in enumerate(zip(plain.tokens, drafted.tokens, strict=False))
+                   if a != b), None)  # fmt: skip
+    agreed = len(pairs) if parted is None else parted
+    # While the tokens agree, each was sampled from the logits of its own position: the same
+    # as the plain reply's but for rounding (a draft read at the wrong position is far off).
+    assert all(np.abs(a - b).max() < 0.1 for a, b in pairs[:agreed])
+    assert drafted.stats is not None and plain.stats is not None
+    if parted is None:
+        assert drafted.stats.generated_tokens == plain.stats.generated_tokens
+    elif greedy:
+        top = np.sort(plain.logits[parted])[-2:]
+        assert top[1] - top[0] < 0.05, "a greedy reply parted where the choice was clear"

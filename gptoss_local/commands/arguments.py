@@ -33,10 +33,15 @@ def model_source_arguments(parser: argparse.ArgumentParser, backends: tuple[str,
         help=_("pick tokens on the CPU even when the model runs on a GPU (default: on the GPU)"),
     )  # fmt: skip
     parser.add_argument(
-        "--draft", choices=("ngram", "off"),
-        help=_("speculative decoding with the llama.cpp engine: ngram drafts tokens from the "
-            "conversation's own text and the model checks several at once (samples on the "
-            "CPU; default: the settings file's, else off)"),
+        "--draft", choices=("ngram", "eagle3", "off"),
+        help=_("speculative decoding with the llama.cpp engine: drafts of the next tokens "
+            "that the model checks several at once; ngram takes them from the conversation's "
+            "own text, eagle3 from an EAGLE-3 head (--draft-model); on only when the whole "
+            "model is on the GPU (default: the settings file's, else off)"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--draft-model", type=Path, metavar="FILE",
+        help=_("an EAGLE-3 draft head (GGUF) trained for the model; implies --draft eagle3"),
     )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from gptoss_local.errors import WishError
 from gptoss_local.i18n import _, translate
 from gptoss_local.kinds import TRAITS, BackendName, Traits
 from gptoss_local.launch.runner import choose_model, load_planned, ollama_opener
+from gptoss_local.plan.drafting import why_drafts_do_not_pay
 from gptoss_local.plan.planner import Plan
 from gptoss_local.plan.wishes import Wishes
 from gptoss_local.store.offline import offline_reason
@@ -82,17 +83,24 @@ class Engine:
 def _llama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
     choice = choose_model(catalog, wishes.model_path, plan)
 
+    draft, warnings = wishes.draft, plan.warnings
+    head = wishes.draft_model if draft == "eagle3" else None
+    if head is not None and not head.is_file():
+        raise WishError(_("no EAGLE-3 head at {path}").format(path=head))
+    why_not = why_drafts_do_not_pay(plan) if draft else None
+    if why_not:
+        draft, head, warnings = "", None, (*warnings, why_not)
     # Sampling inside the GPU graph: measured 306 vs 193 t/s at gpt-oss's defaults on an H200.
-    # Drafts are checked by the chain on the CPU (a chain in the graph samples one token a
-    # decode), so asking for them samples there.
-    in_graph = plan.gpu_layers != 0 and not wishes.cpu_sampling and not wishes.draft
-    options = LlamaOptions(backend_sampling=in_graph, draft=wishes.draft)
+    # Drafts are checked by the chain on the CPU (llama.cpp samples one row of a sequence per
+    # decode in its graph), so asking for them samples there.
+    in_graph = plan.gpu_layers != 0 and not wishes.cpu_sampling and not draft
+    options = LlamaOptions(backend_sampling=in_graph, draft=draft)
 
     def open_llama(progress: LoadProgress) -> Backend:
-        return load_planned(catalog, choice, plan, progress, options, wishes.parallel)
+        return load_planned(catalog, choice, plan, progress, options, wishes.parallel, head)
 
     generation = GenerationSettings(effort=wishes.effort)
-    return Ready(choice.spec.name, open_llama, generation, plan.warnings)
+    return Ready(choice.spec.name, open_llama, generation, warnings)
 
 
 def _ollama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:

@@ -62,14 +62,16 @@ def load_planned(
     progress: LoadProgress = no_load_progress,
     options: LlamaOptions | None = None,
     sequences: int = 1,
+    draft_model: Path | None = None,
 ) -> LlamaCppBackend:
-    """Load `choice` into llama.cpp as `the_plan` says, with `options` for its replies and
-    `sequences` replies decoded together; an out-of-memory failure gets a hint with a plan that
-    fits the memory free now."""
+    """Load `choice` into llama.cpp as `the_plan` says, with `options` for its replies,
+    `sequences` replies decoded together and an EAGLE-3 head `draft_model` drafting; an
+    out-of-memory failure gets a hint with a plan that fits the memory free now."""
 
     log_dir = paths.ensure_dir(paths.logs_dir())
+    head = str(draft_model) if draft_model is not None else None
     try:
-        settings = replace(LoadSettings.from_plan(the_plan), sequences=sequences)
+        settings = replace(LoadSettings.from_plan(the_plan), sequences=sequences, draft_model=head)
         backend = LlamaCppBackend(choice.path, settings, log_dir / "llama.log", progress, options)
     except BackendError as exc:
         if exc.kind == "out_of_memory":

@@ -41,7 +41,8 @@ class Wishes:
         kv_type: The KV cache's type.
         model_path: A GGUF file to load instead of a manifest model.
         cpu_sampling: Sample on the CPU even when the model runs on a GPU.
-        draft: Speculative decoding's drafter ("ngram"), or "" for none.
+        draft: Speculative decoding's drafter ("ngram", "eagle3"), or "" for none.
+        draft_model: The EAGLE-3 head drafting with "eagle3".
         base_url: The OpenAI-compatible server of the `openai` backend (`--base-url`, else
             `OPENAI_BASE_URL`).
         api_key: That server's key (`--server-key`, else `OPENAI_API_KEY`).
@@ -61,6 +62,7 @@ class Wishes:
     model_path: Path | None = None
     cpu_sampling: bool = False
     draft: str = ""
+    draft_model: Path | None = None
     base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     allow_http: bool = False
@@ -98,13 +100,21 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
         cpu_moe_layers=cpu_moe,
         model_path=flags["model_path"],
         cpu_sampling=bool(getattr(args, "cpu_sampling", False)),
-        draft=_draft(getattr(args, "draft", None), settings.draft),
+        draft=_draft(getattr(args, "draft", None), getattr(args, "draft_model", None), settings),
+        draft_model=getattr(args, "draft_model", None) or _path(settings.draft_model),
         base_url=getattr(args, "base_url", None) or os.environ.get("OPENAI_BASE_URL") or None,
         api_key=getattr(args, "api_key", None) or os.environ.get("OPENAI_API_KEY") or None,
         allow_http=bool(getattr(args, "allow_http", False)),
         parallel=getattr(args, "parallel", None) or 1,
         given=frozenset(field for field, value in flags.items() if value is not None),
     )
+    if wishes.draft == "eagle3" and wishes.draft_model is None:
+        raise WishError(
+            _(
+                "--draft eagle3 needs an EAGLE-3 head: --draft-model FILE, or the "
+                "draft_model setting"
+            )
+        )
     if wishes.model_path is not None and wishes.backend != "llamacpp":
         raise WishError(
             _("--model-path works with the llama.cpp backend only (--backend llamacpp)")
@@ -112,10 +122,15 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
     return wishes
 
 
-def _draft(flag: str | None, setting: str) -> str:
-    """The drafter: the command line's ("off": none) over the settings file's."""
-    chosen = flag if flag is not None else setting
+def _draft(flag: str | None, head: Path | None, settings: config.Settings) -> str:
+    """The drafter: the command line's ("off": none; a head given: "eagle3") over the
+    settings file's."""
+    chosen = flag if flag is not None else "eagle3" if head is not None else settings.draft
     return "" if chosen == "off" else chosen
+
+
+def _path(text: str) -> Path | None:
+    return Path(text).expanduser() if text else None
 
 
 def _backend(

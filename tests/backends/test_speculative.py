@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 import pytest
-from engine_helpers import chat, ran, text_of
+from engine_helpers import Recorded, chat, ran, recorded, same_while_logits_agree, text_of
 
 from gptoss_local.backends import llama_cpp
-from gptoss_local.backends import llama_native as native
-from gptoss_local.backends.base import GenerationSettings, ReplyRequest, Stats
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
 from gptoss_local.backends.drafting import NgramDrafter
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.sampling import Sampler
 from gptoss_local.events import AnswerDelta, ReasoningDelta
 
 PLAIN = LlamaOptions()
@@ -32,39 +30,13 @@ def _reply(backend: LlamaCppBackend, settings: GenerationSettings, options: Llam
     return text_of(reply, ReasoningDelta), text_of(reply, AnswerDelta), reply.stats
 
 
-@dataclass
-class Recorded:
-    """What one reply sampled, and the logits each token was sampled from."""
-
-    tokens: list[int] = field(default_factory=list)
-    logits: list[np.ndarray] = field(default_factory=list)
-    stats: Stats | None = None
-
-
 def _recorded(
     backend: LlamaCppBackend,
     settings: GenerationSettings,
     options: LlamaOptions,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Recorded:
-    """The reply, with every sample's token and logits (read where the sampler reads them)."""
-    bindings = native.lib()
-    size = int(bindings.llama_vocab_n_tokens(backend._native.vocab))
-    done = Recorded()
-    sample = Sampler.sample
-
-    def recording(self: Sampler, context: object, index: int = -1) -> int:
-        logits = bindings.llama_get_logits_ith(context, index)
-        done.logits.append(np.ctypeslib.as_array(logits, shape=(size,)).copy())
-        token = sample(self, context, index)
-        done.tokens.append(token)
-        return token
-
-    with monkeypatch.context() as patched:
-        patched.setattr(Sampler, "sample", recording)
-        done.stats = ran(backend.stream(ReplyRequest(chat(REPEATING), settings),
-                                        options=options)).stats  # fmt: skip
-    return done
+    return recorded(backend, chat(REPEATING), settings, options, monkeypatch)
 
 
 @pytest.mark.parametrize(
@@ -77,27 +49,12 @@ def _recorded(
 def test_drafts_change_nothing_the_model_writes(
     backend: LlamaCppBackend, settings: GenerationSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Token for token the plain reply, for as long as the model computes the same logits:
-    a batch of drafts is computed with other kernels than one token, which moves logits by
-    rounding (~0.01 here), so after a near-tie the two replies may part, as with llama.cpp's
-    own speculative decoding. Greedy parts only at such a near-tie."""
+    """Token for token the plain reply, for as long as the model computes the same logits
+    (`same_while_logits_agree`)."""
     plain = _recorded(backend, settings, PLAIN, monkeypatch)
     drafted = _recorded(backend, settings, DRAFTED, monkeypatch)
     assert drafted.stats is not None and plain.stats is not None
-    pairs = list(zip(plain.logits, drafted.logits, strict=False))
-    same = next((k for k, (a, b) in enumerate(pairs) if np.abs(a - b).max() > 1e-4), len(pairs))
-    assert drafted.tokens[:same] == plain.tokens[:same]  # the same logits, the same tokens
-    parted = next((k for k, (a, b) in enumerate(zip(plain.tokens, drafted.tokens, strict=False))
-                   if a != b), None)  # fmt: skip
-    agreed = len(pairs) if parted is None else parted
-    # While the tokens agree, each was sampled from the logits of its own position: the same
-    # as the plain reply's but for rounding (a draft read at the wrong position is far off).
-    assert all(np.abs(a - b).max() < 0.1 for a, b in pairs[:agreed])
-    if parted is None:
-        assert drafted.stats.generated_tokens == plain.stats.generated_tokens
-    elif settings.temperature == 0.0:
-        top = np.sort(plain.logits[parted])[-2:]
-        assert top[1] - top[0] < 0.05, "a greedy reply parted where the choice was clear"
+    same_while_logits_agree(plain, drafted, settings.temperature == 0.0)
     assert plain.stats.draft_tokens == 0
     assert drafted.stats.accepted_tokens <= drafted.stats.draft_tokens
 
