@@ -156,3 +156,26 @@ def test_the_tokenize_reuse_benchmark_runs(tiny_gguf: Path, tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr[-2000:]
     rows = out.read_text().splitlines()[-2:]
     assert [row.split()[0] for row in rows] == ["3", "20"]
+
+
+def test_the_eagle_benchmark_runs_on_the_cpu(
+    tiny_gguf: Path, eagle_gguf: Path, tmp_path: Path
+) -> None:
+    """bench/eagle.py, briefly: the pinned head's drafts are all kept (but the last reply's
+    end), the random head's refused."""
+    from synthetic import TINY
+    from synthetic.eagle3 import write_eagle3
+
+    pinned = write_eagle3(tmp_path / "pinned.gguf", TINY, seed=5, draft_ids=[300] * 8)
+    done = subprocess.run(
+        [sys.executable, "bench/eagle.py", str(tiny_gguf), "--head", str(eagle_gguf),
+         "--pinned-head", str(pinned), "--pin", "300", "--tokens", "48", "--repeats", "1",
+         "--experts-in-ram", "1", "--out", str(tmp_path / "eagle.txt")],
+        cwd=GPU_BENCH.parent.parent, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads((tmp_path / "eagle.json").read_text())
+    for placement in found.values():
+        assert placement["pinned eagle K=3"]["per_decode"][0] > 3
+        assert placement["eagle K=3 ungoverned"]["per_decode"][0] < 1.5
+    assert "derived (not measured)" in done.stdout
