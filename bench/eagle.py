@@ -75,7 +75,9 @@ class Ungoverned:
         pass
 
 
-def replies(backend: Any, runs: dict[str, tuple], repeats: int, clock: HeadClock) -> dict:
+def replies(
+    backend: Any, runs: dict[str, tuple], repeats: int, clock: HeadClock, native: HeadClock
+) -> dict:
     """Decode tokens/s, tokens per decode and head ms per decode of each named run."""
     from engine_helpers import chat, ran
 
@@ -90,13 +92,17 @@ def replies(backend: Any, runs: dict[str, tuple], repeats: int, clock: HeadClock
                 backend._eagle.most = most
             token_loop.DraftGovernor = DraftGovernor if governed else Ungoverned  # type: ignore
             clock.seconds, clock.calls = 0.0, 0
+            native.seconds, native.calls = 0.0, 0
             reply = ran(backend.stream(ReplyRequest(chat(PROMPT), settings), options=options))
             stats = reply.stats
             decodes = max(stats.generated_tokens - stats.accepted_tokens, 1)
-            row = found.setdefault(name, {"rate": [], "per_decode": [], "head_ms": []})
+            keys = ("rate", "per_decode", "head_ms", "call_ms")
+            row = found.setdefault(name, {key: [] for key in keys})
             row["rate"].append(stats.decode_tokens_per_second or 0.0)
             row["per_decode"].append(stats.generated_tokens / decodes)
             row["head_ms"].append(1000 * clock.seconds / decodes)
+            # llama.cpp's share: one `llama_process` of the head, its average
+            row["call_ms"].append(1000 * native.seconds / max(native.calls, 1))
     token_loop.DraftGovernor = DraftGovernor  # type: ignore
     return found
 
@@ -113,9 +119,10 @@ def measure(args: argparse.Namespace, in_ram: int, tokens: int) -> dict[str, Any
     from gptoss_local.backends.llama_load import LoadSettings
     from gptoss_local.backends.llama_options import LlamaOptions
 
-    clock = HeadClock()
+    clock, native = HeadClock(), HeadClock()
     for name in ("propose", "finish", "observe", "usable_prefix"):
         clock.wrap(EagleDrafter, name)
+    native.wrap(EagleDrafter, "_process")
     greedy = GenerationSettings(temperature=0.0, max_tokens=tokens)
     pinned = replace(greedy, logit_bias=((args.pin, 100.0),))
     on_gpu = args.gpu_layers != 0
@@ -143,7 +150,7 @@ def measure(args: argparse.Namespace, in_ram: int, tokens: int) -> dict[str, Any
             ran(backend.stream(ReplyRequest(chat(PROMPT), greedy)))  # warm up; cache the prompt
             if "verify_ms" not in found:
                 found["verify_ms"] = verify_costs(backend, 8, args.repeats * 10)
-            found.update(replies(backend, runs, args.repeats, clock))
+            found.update(replies(backend, runs, args.repeats, clock, native))
         finally:
             backend.close()
     return found
@@ -153,6 +160,7 @@ def _row(name: str, row: dict[str, list[float]]) -> str:
     rate, per_decode = statistics.mean(row["rate"]), statistics.mean(row["per_decode"])
     return (f"  {name:24s} {rate:8.1f} tok/s  tokens/decode {per_decode:.2f}"
             f"  head {statistics.mean(row['head_ms']):.2f} ms/decode"
+            f" ({statistics.mean(row['call_ms']):.2f} ms a llama.cpp call)"
             f"  (runs: {', '.join(f'{r:.1f}' for r in row['rate'])})")  # fmt: skip
 
 

@@ -219,7 +219,8 @@ class EagleDrafter:
             self._decoded, self._lapsed = None, True
             return []
         first_draft = self._settle(token)
-        if first_draft is None:
+        if first_draft is None:  # the head missed part of this reply: it cannot catch up in it
+            self._lapsed = True
             return []
         drafts = [first_draft]
         b, next_in = self._b, eagle_native.function("llama_get_embeddings_nextn_ith")
