@@ -12,6 +12,13 @@ from __future__ import annotations
 
 from gptoss_local.i18n import _
 from gptoss_local.plan.chosen import Plan
+from gptoss_local.plan.wishes import Wishes
+
+# An EAGLE-3 head's cache holds one layer's keys and values per position: 8 KV heads of 64, in
+# F16 (published gpt-oss heads); and its compute buffers, beside the model's.
+HEAD_KV_BYTES_PER_TOKEN = 2 * 8 * 64 * 2
+HEAD_COMPUTE_BYTES = 128 << 20
+HEAD_CONTEXT = 32_768  # counted for the head's cache when the context is not yet chosen
 
 
 def why_drafts_do_not_pay(plan: Plan) -> str | None:
@@ -28,3 +35,13 @@ def why_drafts_do_not_pay(plan: Plan) -> str | None:
             "one draft, measured on an H200), so drafts would slow replies."
         )
     return None
+
+
+def head_vram(wishes: Wishes) -> int:
+    """The VRAM an EAGLE-3 head asked for takes beside the model (0: none asked, or no file:
+    the engine says so when it loads)."""
+    head = wishes.draft_model if wishes.draft == "eagle3" else None
+    if head is None or not head.is_file():
+        return 0
+    tokens = wishes.context or HEAD_CONTEXT
+    return head.stat().st_size + HEAD_KV_BYTES_PER_TOKEN * tokens + HEAD_COMPUTE_BYTES

@@ -15,6 +15,7 @@ from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.hardware.machine import Gpu, Hardware
 from gptoss_local.plan import batching, memory
 from gptoss_local.plan.chosen import Plan
+from gptoss_local.plan.drafting import head_vram
 from gptoss_local.plan.memory import Estimate, Placement
 from gptoss_local.plan.speed import decode_speed
 from gptoss_local.plan.text import (
@@ -60,7 +61,10 @@ def plan(
     """
     wishes = wishes or Wishes()
     gpus, notes = _usable_gpus(hardware)
-    vram_budget = sum(g.free_vram - vram_margin(g) for g in gpus)
+    # An EAGLE-3 head asked for sits beside the model on the GPU.
+    vram_budget = sum(g.free_vram - vram_margin(g) for g in gpus) - (
+        head_vram(wishes) if gpus else 0
+    )
     ram_budget = max(hardware.ram_available - ram_reserve(hardware), 0)
     explicit = spec is not None or wishes.model not in (None, "", "auto")
     if spec is None:
