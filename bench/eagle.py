@@ -7,7 +7,8 @@
      sampled in the GPU graph: the engine's default there);
    - "eagle": the random-weight head, every draft refused (its acceptance on random weights
      says nothing): what drafting costs when it does not pay, with the governor that stops
-     drafting in a poor stretch ("eagle") and without ("eagle ungoverned");
+     drafting in a poor stretch ("eagle") and without ("eagle ungoverned"); "... as run": as
+     `run` drafts on a GPU, the chain moving into the graph once drafting gives up;
    - "pinned ...": one token made the greedy choice everywhere, and a head (`--pinned-head`)
      whose whole draft vocabulary maps to that token, so its drafts are always right: the
      ceiling at K drafts per decode with the head's and the model's real costs;
@@ -143,6 +144,9 @@ def measure(args: argparse.Namespace, in_ram: int, tokens: int) -> dict[str, Any
             "gpu": (greedy, gpu, 0, True),
             "eagle K=3": (greedy, eagle, 3, True),
             "eagle K=3 ungoverned": (greedy, eagle, 3, False),
+            # as `run --draft-model` runs: the chain moves into the graph once drafting gives up
+            "eagle K=3 as run": (greedy, replace(eagle, backend_sampling=on_gpu), 3, True),
+            "ngram as run": (greedy, LlamaOptions(draft="ngram", backend_sampling=on_gpu), 0, True),
         }),
     ):  # fmt: skip
         backend = LlamaCppBackend(args.model, replace(load, draft_model=str(head)))
@@ -178,7 +182,9 @@ def report(title: str, found: dict[str, Any]) -> list[str]:
         f"  {best} / pinned plain: {rates[best] / rates['pinned plain']:.2f}   "
         f"/ pinned gpu: {rates[best] / rates['pinned gpu']:.2f}   "
         f"eagle K=3 / plain: {rates['eagle K=3'] / rates['plain']:.2f}   "
-        f"eagle K=3 ungoverned / plain: {rates['eagle K=3 ungoverned'] / rates['plain']:.2f}"
+        f"eagle K=3 ungoverned / plain: {rates['eagle K=3 ungoverned'] / rates['plain']:.2f}   "
+        f"eagle K=3 as run / gpu: {rates['eagle K=3 as run'] / rates['gpu']:.2f}   "
+        f"ngram as run / gpu: {rates['ngram as run'] / rates['gpu']:.2f}"
     )
     head = statistics.mean(found["eagle K=3 ungoverned"]["head_ms"])
     decode = 1000 / rates["plain"]  # ms per token of a plain CPU-sampled reply

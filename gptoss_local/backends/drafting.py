@@ -53,6 +53,7 @@ class Drafter(Protocol):
     most: int
     stats: DraftStats
     break_even: float  # the share of single drafts that must be kept for drafting to pay
+    resumes_after_pause: bool  # drafts again after a pause in the same reply
 
     def usable_prefix(self, prompt: list[int]) -> int:
         """How many leading tokens of `prompt` the target's cache may keep."""
@@ -94,6 +95,7 @@ class DraftGovernor:
         self._singles: list[int] = []  # kept (0 or 1) of recent single drafts
         self._pause = 0
         self._next_pause = FIRST_PAUSE
+        self.pauses = 0  # pauses begun so far in this reply
 
     def allows(self) -> int:
         """The drafts this decode may carry (0 during a pause, which it counts down)."""
@@ -122,6 +124,7 @@ class DraftGovernor:
                 self._next_pause,
                 min(2 * self._next_pause, LONGEST_PAUSE),
             )
+            self.pauses += 1
         else:
             self._next_pause = FIRST_PAUSE
 
@@ -131,6 +134,7 @@ class NgramDrafter:
 
     # A refused single draft costs 0.15 of a decode (the wider batch) on an H200.
     break_even = 0.2
+    resumes_after_pause = True
 
     def __init__(self, most: int = MOST_DRAFTS) -> None:
         self.most = most

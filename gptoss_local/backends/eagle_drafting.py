@@ -59,6 +59,7 @@ class EagleDrafter:
     # A refused single draft costs the wider batch and the head's two calls: 0.47 of a decode
     # with the 20b on an H200 (bench/results/gpu/eagle.txt).
     break_even = 0.5
+    resumes_after_pause = False  # it lapses: see `propose`
 
     def __init__(
         self,

@@ -290,6 +290,7 @@ class LlamaCppBackend:
             if options.draft == "ngram":
                 loop.drafter = NgramDrafter()
             loop.speculate = bool(options.draft) and loop.drafter is not None
+            loop.graph_later = options.backend_sampling
             vocab, context = self._native.vocab, self._native.context
             sampler = self._samplers.get(
                 vocab, settings, options, context, constraint, self._pieces

@@ -90,7 +90,10 @@ class Sampler:
             self.stages.append("grammar")
         self._sample = bindings.llama_sampler_sample
         free_first = self._gate is None or not self._gate.holding
-        on_backend = options.backend_sampling and context is not None and free_first
+        self._may_attach = options.backend_sampling and context is not None
+        # Drafts are checked by a chain on the CPU (llama.cpp samples one row of a sequence per
+        # decode in its graph); it may move there when drafting gives up (`enter_graph`).
+        on_backend = self._may_attach and free_first and not options.draft
         if on_backend and bindings.llama_set_sampler(context, sequence, self._chain):
             self._attached_to = context
             self.stages.append("on-backend")
@@ -118,6 +121,18 @@ class Sampler:
             native.lib().llama_sampler_free(native.lib().llama_sampler_chain_remove(self._chain, 0))
             self.stages[0] = "until_final (over)"
         return token
+
+    def enter_graph(self, context: Any) -> bool:
+        """Sample in `context`'s graph from its next decode on (a chain made for the CPU that
+        may go there: `options.backend_sampling` said so, and it has no grammar); whether it
+        did. llama.cpp re-reserves its graph once (~30 ms on an H200)."""
+        if self._attached_to is not None or not self._may_attach or self._gate is not None:
+            return False
+        if not native.lib().llama_set_sampler(context, self._sequence, self._chain):
+            return False
+        self._attached_to = context
+        self.stages.append("on-backend (after drafts)")
+        return True
 
     @property
     def keepable(self) -> bool:

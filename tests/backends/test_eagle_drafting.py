@@ -19,6 +19,7 @@ from gptoss_local.backends.drafting import FIRST_PAUSE, GOVERNOR_WINDOW, DraftGo
 from gptoss_local.backends.eagle_drafting import MOST_DRAFTS
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.sampling import Sampler
 from gptoss_local.events import ReasoningDelta
 
 PLAIN = LlamaOptions()
@@ -181,7 +182,34 @@ def test_the_governor_sizes_drafts_by_what_is_kept() -> None:
     for _ in range(GOVERNOR_WINDOW):
         governor.record(1, 0)
     assert [governor.allows() for _ in range(FIRST_PAUSE)] == [0] * FIRST_PAUSE
+    assert governor.pauses == 1
     assert governor.allows() == 1
     for kept in [1, 0] * (GOVERNOR_WINDOW // 2):  # half kept: at break-even, no pause
         governor.record(1, kept)
     assert governor.allows() == 1
+
+
+def test_a_reply_whose_drafts_do_not_pay_goes_back_to_sampling_in_the_graph(
+    headed: LlamaCppBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With sampling in the graph allowed (a GPU's default), a drafting reply samples on the
+    CPU; once a head lapses, the chain moves into the graph for the rest of the reply (here on
+    the CPU backend, which samples in its graph too)."""
+    entered: list[bool] = []
+    enter = Sampler.enter_graph
+
+    def spy(self: Sampler, context: object) -> bool:
+        entered.append(enter(self, context))
+        return entered[-1]
+
+    monkeypatch.setattr(Sampler, "enter_graph", spy)
+    settings = GenerationSettings(temperature=0.0, max_tokens=300)
+    options = LlamaOptions(draft="eagle3", backend_sampling=True)
+    reply = ran(headed.stream(ReplyRequest(chat(PROMPT), settings), options=options))
+    assert entered == [True]
+    assert reply.stats.generated_tokens == 300 and 0 < reply.stats.draft_tokens < 100
+    again = ran(headed.stream(ReplyRequest(chat(PROMPT), settings), options=options))
+    assert again.stats.generated_tokens == 300 and entered == [True, True]
+    # Without the graph allowed the chain stays on the CPU: the head only stops drafting.
+    ran(headed.stream(ReplyRequest(chat(PROMPT), settings), options=DRAFTED))
+    assert entered == [True, True]
