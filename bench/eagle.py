@@ -68,6 +68,7 @@ class Ungoverned:
 
     def __init__(self, most: int, break_even: float) -> None:
         self.most = most
+        self.low_yield, self.pauses = False, 0
 
     def allows(self) -> int:
         return self.most

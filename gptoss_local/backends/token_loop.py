@@ -135,7 +135,9 @@ class TokenLoop:
                 if len(cache.tokens) + 1 >= self._context_size:
                     break
                 allowed = governor.allows()
-                if not allowed and self._give_up(governor, drafter, sampler):
+                if (not allowed or governor.low_yield) and self._give_up(
+                    governor, drafter, sampler
+                ):
                     drafter.propose(token, 0)  # a head lapses
                     failed = False
                     return token
@@ -181,11 +183,12 @@ class TokenLoop:
 
     def _give_up(self, governor: DraftGovernor, drafter: Drafter, sampler: Sampler) -> bool:
         """Whether to stop drafting for the rest of the reply and sample in the graph again:
-        after a head's first pause (it cannot catch up in the reply) or the n-gram drafter's
-        `GIVE_UP_PAUSES`th; only when the chain may move into the graph, which it then does
-        (before the next decode, whose next token it samples)."""
+        after a head's first pause (it cannot catch up in the reply), the n-gram drafter's
+        `GIVE_UP_PAUSES`th, or a stretch where drafts saved too few decodes; only when the
+        chain may move into the graph, which it then does (before the next decode, whose next
+        token it samples)."""
         pauses = GIVE_UP_PAUSES if drafter.resumes_after_pause else 1
-        if not self.graph_later or governor.pauses < pauses:
+        if not self.graph_later or not (governor.low_yield or governor.pauses >= pauses):
             return False
         return sampler.enter_graph(self._loaded.context)
 

@@ -15,7 +15,12 @@ from engine_helpers import chat, open_tiny, ran, recorded, same_while_logits_agr
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest, Stats
-from gptoss_local.backends.drafting import FIRST_PAUSE, GOVERNOR_WINDOW, DraftGovernor
+from gptoss_local.backends.drafting import (
+    FIRST_PAUSE,
+    GOVERNOR_WINDOW,
+    YIELD_WINDOW,
+    DraftGovernor,
+)
 from gptoss_local.backends.eagle_drafting import MOST_DRAFTS
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
@@ -213,3 +218,14 @@ def test_a_reply_whose_drafts_do_not_pay_goes_back_to_sampling_in_the_graph(
     # Without the graph allowed the chain stays on the CPU: the head only stops drafting.
     ran(headed.stream(ReplyRequest(chat(PROMPT), settings), options=DRAFTED))
     assert entered == [True, True]
+
+
+def test_drafting_that_saves_too_few_decodes_is_given_up() -> None:
+    governor = DraftGovernor(most=6, break_even=0.2)
+    for step in range(YIELD_WINDOW):  # one draft kept every 10 decodes, none proposed else
+        governor.record(1 if step % 10 == 0 else 0, 1 if step % 10 == 0 else 0)
+    assert governor.low_yield and governor.pauses == 0
+    paying = DraftGovernor(most=6, break_even=0.2)
+    for _ in range(YIELD_WINDOW):
+        paying.record(1, 1)
+    assert not paying.low_yield
