@@ -268,9 +268,13 @@ def _unused(
     taken = {g.index for g in used}
     if not taken:  # on the CPU: the placement's reason says why
         return []
-    single = replace(placement, gpu_count=2, split=())
-    loads = memory.CardLoads(spec, single)
-    least = min(loads.card(1, layer, layer + 1, 2) for layer in range(spec.shape.layers))
+    loads = memory.CardLoads(spec, replace(placement, gpu_count=3, split=()))
+    layers = spec.shape.layers
+    # The least a card after the first could take: the output layer alone, or one layer
+    # that keeps its experts (the RAM-kept ones are the first card's).
+    output_alone = loads.card(2, layers, layers + 1, 3)
+    one_layer = loads.card(1, layers - 1, layers, 3)
+    least = min(output_alone, one_layer)
     left_out = []
     for gpu in gpus:
         if gpu.index in taken:
