@@ -283,7 +283,7 @@ def _unused(
         reason = (
             too_small_line(gpu, usable, least)
             if usable < least
-            else not_needed_line(gpu, spec.name, bool(used))
+            else not_needed_line(gpu, spec.name)
         )
         left_out.append(LeftOut(gpu.index, gpu.name, reason))
     return left_out

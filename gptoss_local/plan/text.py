@@ -224,10 +224,8 @@ def too_small_line(gpu: Gpu, usable: int, least: int) -> str:
     ).format(index=gpu.index, name=gpu.name, usable=gib(usable), least=gib(least))
 
 
-def not_needed_line(gpu: Gpu, model: str, others: bool) -> str:
+def not_needed_line(gpu: Gpu, model: str) -> str:
     """A card the plan does as well without (a card boundary costs a hop per token)."""
-    if not others:
-        return _("GPU {index} ({name}) is left out.").format(index=gpu.index, name=gpu.name)
     return _(
         "GPU {index} ({name}) is left out: {model} runs as well on fewer cards, and each card "
         "more adds a hop between cards to every token."
