@@ -174,8 +174,11 @@ class CardLoads:
         self.experts_on_gpu = 4 * experts_each  # see `compute_buffer_bytes`
         self.experts_offloaded = experts_each
         self.fixed = CUDA_CONTEXT_BYTES + FIRST_USE_BYTES + COMPUTE_EXTRA_BYTES
+        # Every copy counted, the first too: the graph scratch the single-card figures were
+        # fitted with held the masks of small contexts only (16k at most), and pipelining is
+        # not measured yet, so this errs on the safe side.
         masks = (self.full_cells + self.swa_cells) * ubatch * 2  # f16 with flash attention
-        self.pipeline_inputs = (PIPELINE_COPIES - 1) * (masks + ubatch * shape.hidden * 4)
+        self.pipeline_inputs = PIPELINE_COPIES * (masks + ubatch * shape.hidden * 4)
         self.pipelined = placement.gpu_count > 1 and self.moved == 0
 
     def card(self, number: int, start: int, end: int, cards: int) -> int:
