@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from gptoss_local import __version__, config
 from gptoss_local.commands import arguments
+from gptoss_local.commands.arg_types import gpu_numbers
 from gptoss_local.errors import UserError
 from gptoss_local.i18n import _, set_language
 from gptoss_local.kinds import BACKENDS, EFFORTS
@@ -234,6 +235,12 @@ def _add_wish_arguments(parser: argparse.ArgumentParser, backend: bool = True) -
         metavar="N",
         help=_("keep the experts of the first N layers in system RAM"),
     )
+    parser.add_argument(
+        "--gpus", type=gpu_numbers, metavar="0,1",
+        help=_("run on these GPUs (numbered as `doctor` lists them; the first takes the first "
+            "layers, the last the output layer) or auto (default: the settings file's, else the "
+            "planner's choice)"),
+    )  # fmt: skip
 
 
 def choose_language(argv: list[str]) -> list[str]:

@@ -55,6 +55,9 @@ class Settings:
     head `draft_model`, a GGUF file) or "off".
 
     `language`: what gptoss-local shows is in ("en", "zh_CN", "pt_BR"); "" follows the locale.
+
+    `gpus`: the cards to run on, by `doctor`'s numbers in llama.cpp's order ("0,1"); "" or
+    "auto" leaves the choice to the planner (`--gpus` on the command line).
     """
 
     backend: BackendName = "llamacpp"
@@ -70,6 +73,7 @@ class Settings:
     draft: str = "off"
     draft_model: str = ""
     language: str = ""
+    gpus: str = ""
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting with a value gptoss-local cannot use."""
@@ -99,11 +103,32 @@ class Settings:
             raise ValueError(_one_of("draft", DRAFTERS, self.draft))
         if self.draft == "eagle3" and not self.draft_model:
             raise ValueError(_('draft = "eagle3" needs draft_model, the EAGLE-3 head\'s file'))
+        gpu_list(self.gpus)
         _at_least("max_tool_calls", self.max_tool_calls, 1)
         _at_least("python_timeout", self.python_timeout, 1)
         _at_least("python_memory_mb", self.python_memory_mb, 0)
         if 0 < self.python_memory_mb < 256:
             raise ValueError(_("python_memory_mb must be 0 (no limit) or at least 256"))
+
+
+def gpu_list(text: str) -> tuple[int, ...] | None:
+    """Cards by number, "0,1" (in the order given), from `--gpus` or the `gpus` setting; None
+    for "" or "auto" (the planner chooses).
+
+    Raises:
+        ValueError: not a list of different whole numbers ≥ 0.
+    """
+    words = [word.strip() for word in text.split(",")]
+    if words in ([""], ["auto"]):
+        return None
+    if not all(word.isdigit() for word in words) or len(set(map(int, words))) != len(words):
+        raise ValueError(
+            _(
+                "gpus must list different GPU numbers as `gptoss-local doctor` shows them, "
+                'such as "0,1", or be "auto", not {value}'
+            ).format(value=repr(text))
+        )
+    return tuple(int(word) for word in words)
 
 
 def _at_least(name: str, value: object, low: int) -> None:

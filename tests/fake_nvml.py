@@ -115,6 +115,17 @@ class FakeNvml:
             raise NVMLError(NOT_SUPPORTED)
         return card.mem_clock_mhz
 
+    def nvmlDeviceGetPciInfo(self, card: FakeCard) -> SimpleNamespace:
+        self._check(card, "pci")
+        return SimpleNamespace(busId=f"00000000:{self._index(card) + 1:02X}:00.0".encode())
+
+    def nvmlDeviceGetUUID(self, card: FakeCard) -> str:
+        self._check(card, "uuid")
+        return f"GPU-{self._index(card):08x}-fake-{card.total_mib}"
+
+    def _index(self, card: FakeCard) -> int:
+        return next(i for i, known in enumerate(self.cards) if known is card)
+
     def _check(self, card: FakeCard, what: str) -> None:
         if what in card.fail:
             raise NVMLError(card.fail[what])

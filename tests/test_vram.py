@@ -11,19 +11,33 @@ from gptoss_local.hardware.vram import VramMonitor, VramUse
 from gptoss_local.units import GIB
 
 
-def test_read_sums_used_and_total_over_every_gpu_and_follows_changes() -> None:
-    first, second = card("4090", free_mib=20_000), card("3060", free_mib=12_288)
+def test_read_sums_used_and_total_over_every_gpu_keeps_each_card_and_follows_changes() -> None:
+    first, second = card("4090", free_mib=20_000), card("3060", free_mib=12_000)
     nvml = FakeNvml([first, second])
     monitor = VramMonitor(nvml)
     total = (24_564 + 12_288) * MIB
-    assert monitor.read() == VramUse(4_564 * MIB, total)
+    each = ((4_564 * MIB, 24_564 * MIB), (288 * MIB, 12_288 * MIB))
+    assert monitor.read() == VramUse(4_852 * MIB, total, each)
     first.free_mib = 10_000  # a model was loaded
-    assert monitor.read() == VramUse(14_564 * MIB, total)
+    use = monitor.read()
+    assert use is not None and (use.used, use.total) == (14_852 * MIB, total)
+    assert use.cards[0] == (14_564 * MIB, 24_564 * MIB)
     assert nvml.initialised and nvml.shutdowns == 0  # started once, kept open between reads
+    assert VramMonitor(FakeNvml([card("4090", free_mib=20_000)])).read() == VramUse(
+        4_564 * MIB, 24_564 * MIB
+    )  # one card: no per-card part
 
 
 def test_text_is_in_gib_with_one_decimal() -> None:
     assert VramUse(int(11.8 * GIB), 24 * GIB).text() == "VRAM 11.8/24.0 GiB"
+    assert VramUse(int(11.8 * GIB), 24 * GIB).short() == "VRAM 11.8/24.0 GiB"
+
+
+def test_several_cards_are_shown_each_and_in_whole_gib_when_short() -> None:
+    cards = ((int(21.3 * GIB), 24 * GIB), (int(10.96 * GIB), 12 * GIB))
+    use = VramUse(sum(c[0] for c in cards), 36 * GIB, cards)
+    assert use.text() == "VRAM 21.3/24.0 + 11.0/12.0 GiB"
+    assert use.short() == "VRAM 21/24+11/12 GiB"
 
 
 def test_close_shuts_nvml_down_once_and_later_reads_give_none() -> None:

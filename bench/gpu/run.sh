@@ -14,6 +14,10 @@
 #   bench/gpu/run.sh OUT speculative [ARGS...] drafts: verify cost, always-right ceiling (20b shape)
 #   bench/gpu/run.sh OUT eagle [ARGS...]      EAGLE-3 drafts: head cost, ceiling, experts in RAM (20b)
 #   bench/gpu/run.sh OUT 120b                 the 120b shape in a tmpfs, offload fitted to 24/32 GB
+#   bench/gpu/run.sh OUT multi [ARGS...]      two GPUs (issue 29): ballast to 24+12 and 16+16 GiB
+#                                             free, plan, load, decode 20b and 120b (tmpfs) with
+#                                             the planner's split; per-card VRAM against the
+#                                             estimate; llama-bench with the same split
 # A build packed by an earlier call (tar of BUILD/out/bin, xz, split: .device/prebuilt.tar.xz.*)
 # is unpacked instead of building again; same machine kind and driver only.
 set -euo pipefail
@@ -97,6 +101,14 @@ case "$what" in
     mountpoint -q /mnt/gptoss-tmpfs || mount -t tmpfs -o size=68g tmpfs /mnt/gptoss-tmpfs
     "${PYTHON:-python3}" bench/gpu/run_all.py --bin "$build/out/bin" --out "$out" --shape 120b \
       --models /mnt/gptoss-tmpfs --steps offload planner --budgets 24,32 "$@"
+    ;;
+  multi)
+    [ -e "$build/out/bin/llama-bench" ] || bash "$0" "$out" build
+    [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || { echo "multi needs two GPUs" >&2; exit 2; }
+    mkdir -p /mnt/gptoss-tmpfs
+    mountpoint -q /mnt/gptoss-tmpfs || mount -t tmpfs -o size=80g tmpfs /mnt/gptoss-tmpfs
+    CUDA_DEVICE_ORDER=PCI_BUS_ID "${PYTHON:-python3}" bench/gpu/multi_gpu.py --bin "$build/out/bin" \
+      --out "$out" --models /mnt/gptoss-tmpfs "$@"
     ;;
   *) echo "unknown step $what" >&2; exit 2 ;;
 esac

@@ -153,12 +153,13 @@ class LlamaCppBackend:
     def info(self) -> BackendInfo:
         """What is loaded and where."""
         s = self.settings
+        gpus = "GPU" if len(s.tensor_split) < 2 else f"{len(s.tensor_split)} GPUs"
         if s.gpu_layers == 0:
             placement = "CPU"
         elif s.cpu_moe_layers:
-            placement = f"GPU, experts of {s.cpu_moe_layers} layers in RAM"
+            placement = f"{gpus}, experts of {s.cpu_moe_layers} layers in RAM"
         else:
-            placement = "GPU"
+            placement = gpus
         return BackendInfo(
             "llamacpp", self._name, placement, s.context, {"threads": str(self._native.threads)}
         )

@@ -40,6 +40,12 @@ class LoadSettings:
     expert_bias_on_gpu: bool = False  # biases of experts kept in RAM stay on the GPU
     sequences: int = 1  # replies decoded together (`serve --parallel`), sharing the context
     draft_model: str | None = None  # an EAGLE-3 head drafting for the model (one sequence only)
+    # The cards to load onto, by PCI bus id (NVML's), in llama.cpp's order; empty: every GPU
+    # llama.cpp sees. Found among llama.cpp's devices by bus id, whatever CUDA numbers them.
+    devices: tuple[str, ...] = ()
+    # Several cards: slots (layers, then the output layer) per card, in `devices` order;
+    # llama.cpp's layer split then places exactly these (`plan.split`).
+    tensor_split: tuple[int, ...] = ()
 
     @classmethod
     def from_plan(cls, plan: Any) -> LoadSettings:
@@ -51,6 +57,8 @@ class LoadSettings:
         (bench/results/gpu/experts-in-ram.txt); decode moved within run-to-run noise.
         """
         experts_in_ram = plan.cpu_moe_layers > 0 and plan.gpu_layers != 0
+        bus_ids = tuple(card.pci_bus_id for card in plan.cards)
+        on_gpu = plan.gpu_layers != 0 and bool(bus_ids) and None not in bus_ids
         return cls(
             context=plan.context,
             gpu_layers=plan.gpu_layers,
@@ -60,6 +68,8 @@ class LoadSettings:
             n_batch=plan.n_batch,
             n_ubatch=plan.n_ubatch,
             load_mode="none" if experts_in_ram else "auto",
+            devices=tuple(b for b in bus_ids if b is not None) if on_gpu else (),
+            tensor_split=plan.tensor_split if plan.gpu_layers != 0 else (),
         )
 
 
@@ -145,7 +155,72 @@ def _model_params(settings: LoadSettings) -> tuple[Any, tuple[Any, ...]]:
         overrides = native.expert_overrides(settings.cpu_moe_layers, biases_in_ram=in_ram)
     if overrides is not None:
         params.tensor_buft_overrides = ctypes.cast(overrides, ctypes.c_void_p)
-    return params, (overrides,)
+    keep: tuple[Any, ...] = (overrides,)
+    if settings.gpu_layers:
+        keep += _place_on_cards(params, settings)
+    return params, keep
+
+
+def _place_on_cards(params: Any, settings: LoadSettings) -> tuple[Any, ...]:
+    """The planned cards as llama.cpp's devices, and with several the layer split; returns
+    what must stay alive until the model is loaded. Split mode "layer": each card a run of
+    whole layers and its KV cache (`main_gpu` only matters to the other modes, and is the
+    first card)."""
+    bindings = native.lib()
+    keep: tuple[Any, ...] = ()
+    if settings.devices:
+        devices = _devices(settings.devices)
+        if devices is not None:
+            params.devices = ctypes.cast(devices, ctypes.c_void_p)
+            keep += (devices,)
+    if len(settings.tensor_split) > 1:
+        room = int(bindings.llama_max_devices())
+        if len(settings.tensor_split) > room:
+            raise BackendError(
+                _("this llama.cpp splits a model over at most {most} GPUs, not {count}").format(
+                    most=room, count=len(settings.tensor_split)
+                ),
+                kind="load_failed",
+            )
+        split = (ctypes.c_float * room)(*settings.tensor_split)
+        params.tensor_split = split
+        keep += (split,)
+    params.split_mode = bindings.LLAMA_SPLIT_MODE_LAYER
+    params.main_gpu = 0
+    return keep
+
+
+def _devices(bus_ids: tuple[str, ...]) -> ctypes.Array | None:
+    """llama.cpp's devices for the planned cards, in the plan's order; None where llama.cpp
+    has no GPU at all (a CPU-only build loads on the CPU, as `doctor` warns).
+
+    Raises:
+        BackendError: a planned card is not among llama.cpp's devices (CUDA_VISIBLE_DEVICES
+            hides it, or CUDA and NVML disagree).
+    """
+    found = native.gpu_devices()
+    if not found:
+        return None
+    if len(bus_ids) == 1 and len(found) == 1:
+        return native.device_list([found[0].handle])  # the one card, whatever its id says
+    by_bus = {native.bus_key(device.bus_id): device for device in found}
+    handles = []
+    for bus_id in bus_ids:
+        device = by_bus.get(native.bus_key(bus_id))
+        if device is None:
+            seen = ", ".join(f"{d.name} ({d.bus_id or '?'})" for d in found)
+            raise BackendError(
+                _(
+                    "the planned GPU at PCI bus {bus_id} is not among llama.cpp's devices ({seen})"
+                ).format(bus_id=bus_id, seen=seen),
+                hint=_(
+                    "CUDA_VISIBLE_DEVICES may hide it: choose visible cards with --gpus, or "
+                    "unset CUDA_VISIBLE_DEVICES."
+                ),
+                kind="load_failed",
+            )
+        handles.append(device.handle)
+    return native.device_list(handles)
 
 
 def _context_params(settings: LoadSettings, threads: int) -> Any:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import os
+import re
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +32,11 @@ def lib() -> Any:
     """The low-level bindings module, imported on first use (it loads the native library).
 
     A build against NVIDIA's pip CUDA packages first gets their libraries loaded
-    (`llama_runtime.prepare`).
+    (`llama_runtime.prepare`). CUDA is told to number the cards in PCI bus order, as NVML
+    does, unless the environment says otherwise (it reads this once, when it starts), so that
+    numbers in CUDA_VISIBLE_DEVICES and llama.cpp's CUDA0, CUDA1 mean `doctor`'s cards.
     """
+    os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
     llama_runtime.prepare()
     import llama_cpp.llama_cpp as bindings
 
@@ -125,6 +131,90 @@ def cpu_buffer_type() -> int:
     return int(function())
 
 
+class _DeviceCaps(ctypes.Structure):
+    _fields_ = [
+        ("async_", ctypes.c_bool),
+        ("host_buffer", ctypes.c_bool),
+        ("buffer_from_host_ptr", ctypes.c_bool),
+        ("events", ctypes.c_bool),
+        ("mmap_support", ctypes.c_bool),
+    ]
+
+
+class _DeviceProps(ctypes.Structure):
+    # struct ggml_backend_dev_props (ggml-backend.h), with room to spare for later fields.
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("description", ctypes.c_char_p),
+        ("memory_free", ctypes.c_size_t),
+        ("memory_total", ctypes.c_size_t),
+        ("type", ctypes.c_int),
+        ("device_id", ctypes.c_char_p),
+        ("caps", _DeviceCaps),
+        ("_spare", ctypes.c_char * 64),
+    ]
+
+
+GGML_DEVICE_GPU = 1  # enum ggml_backend_dev_type
+_BUS_ID = re.compile(r"([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)\.([0-9a-fA-F]+)")
+
+
+@dataclass(frozen=True)
+class Device:
+    """One of ggml's GPU devices: its handle, name ("CUDA0") and PCI bus id, if it has one."""
+
+    handle: int
+    name: str
+    bus_id: str | None
+
+
+def gpu_devices() -> list[Device]:
+    """ggml's discrete GPU devices, in its order (none with a CPU-only build)."""
+    count = _function("ggml_backend_dev_count", ctypes.c_size_t, [])
+    get = _function("ggml_backend_dev_get", ctypes.c_void_p, [ctypes.c_size_t])
+    kind = _function("ggml_backend_dev_type", ctypes.c_int, [ctypes.c_void_p])
+    props = _function(
+        "ggml_backend_dev_get_props", None, [ctypes.c_void_p, ctypes.POINTER(_DeviceProps)]
+    )
+    found = []
+    for index in range(int(count())):
+        handle = get(index)
+        if not handle or kind(handle) != GGML_DEVICE_GPU:
+            continue
+        about = _DeviceProps()
+        props(handle, ctypes.byref(about))
+        name = (about.name or b"").decode(errors="replace")
+        bus_id = about.device_id.decode(errors="replace") if about.device_id else None
+        found.append(Device(int(handle), name, bus_id))
+    return found
+
+
+def bus_key(bus_id: str | None) -> tuple[int, int, int, int] | None:
+    """A PCI bus id as numbers, so that NVML's "00000000:01:00.0" and CUDA's "0000:01:00.0"
+    compare equal; None when it is not one."""
+    match = re.fullmatch(
+        r"([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)\.([0-9a-fA-F]+)", bus_id or ""
+    )
+    if not match:
+        return None
+    domain, bus, device, function = (int(part, 16) for part in match.groups())
+    return domain, bus, device, function
+
+
+def device_list(handles: list[int]) -> ctypes.Array:
+    """A NULL-terminated array of device handles for `llama_model_params.devices`; the caller
+    keeps it alive until the model is loaded."""
+    array = (ctypes.c_void_p * (len(handles) + 1))(*handles, None)
+    return array
+
+
+def _function(name: str, restype: Any, argtypes: list[Any]) -> Any:
+    function = _find_symbol(name)
+    function.restype = restype
+    function.argtypes = argtypes
+    return function
+
+
 def _find_symbol(name: str) -> Any:
     """A ggml function: through libllama's handle (Linux and macOS search its dependencies),
     else from the ggml libraries beside it (Windows looks in one DLL only)."""
@@ -134,7 +224,10 @@ def _find_symbol(name: str) -> Any:
     except AttributeError:
         pass
     folder = Path(bindings.__file__).parent / "lib"
-    for candidate in sorted(folder.glob("*ggml-cpu*")) + sorted(folder.glob("*ggml-base*")):
+    candidates = [
+        sorted(folder.glob(pattern)) for pattern in ("*ggml-cpu*", "*ggml-base*", "*ggml.*")
+    ]
+    for candidate in [path for group in candidates for path in group]:
         try:
             return getattr(ctypes.CDLL(str(candidate)), name)
         except (OSError, AttributeError):

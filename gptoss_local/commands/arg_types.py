@@ -6,6 +6,7 @@ import argparse
 import math
 from collections.abc import Callable
 
+from gptoss_local.config import gpu_list
 from gptoss_local.i18n import _
 
 LARGEST_ID = 2**63 - 1  # SQLite's largest INTEGER
@@ -85,3 +86,12 @@ def chat_id(text: str) -> int:
             _("no chat with id {id}; `gptoss-local chats` lists the saved chats").format(id=text)
         )
     return number
+
+
+def gpu_numbers(text: str) -> tuple[int, ...]:
+    """`--gpus 0,1`: cards by `doctor`'s numbers, in llama.cpp's order; "auto" (empty): the
+    planner's choice, over the settings file's."""
+    try:
+        return gpu_list(text) or ()
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

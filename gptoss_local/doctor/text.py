@@ -10,7 +10,7 @@ from gptoss_local.hardware.engine import EngineStatus
 from gptoss_local.hardware.machine import Hardware
 from gptoss_local.i18n import N_, _, translate
 from gptoss_local.plan.planner import Plan
-from gptoss_local.plan.text import speed_range
+from gptoss_local.plan.text import card_lines, speed_range
 from gptoss_local.units import gib
 
 _PLACEMENT = {
@@ -125,6 +125,10 @@ def plan_lines(plan: Plan) -> list[str]:
         else:
             memory = _("memory     about {ram} RAM").format(ram=gib(plan.est_ram))
         lines.append("  " + memory)
+        cards = card_lines(plan)
+        if cards:
+            lines.append("  " + _("GPUs       {card}").format(card=cards[0]))
+            lines += ["             " + card for card in cards[1:]]
     if plan.speed:
         speed = _("speed      {speed} tokens/s ({basis})").format(
             speed=speed_range(plan.speed.low, plan.speed.high), basis=plan.speed.basis

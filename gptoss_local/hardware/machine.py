@@ -3,13 +3,22 @@
 `probe()` never raises on a machine without a GPU, a driver or NVML: it returns a `Hardware` with
 no GPUs and `nvml_error` saying why, and the planner then plans for the CPU. The NVML module is
 injectable so tests can describe any card.
+
+NVML numbers the cards in PCI bus order and ignores `CUDA_VISIBLE_DEVICES`; CUDA numbers them
+fastest first unless `CUDA_DEVICE_ORDER=PCI_BUS_ID`, which gptoss-local sets (where it is not
+set) before llama.cpp starts CUDA (`backends.llama_native.lib`). So a card's `index` here is
+the number `--gpus` and `doctor` use, and numbers in `CUDA_VISIBLE_DEVICES` mean the same cards;
+a card that variable hides is marked `cuda_visible=False` (the planner leaves it out). The
+engine finds each planned card among llama.cpp's devices by its PCI bus id, never by number.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +59,9 @@ class Gpu:
     free_vram: int
     compute_capability: str | None = None
     memory_bandwidth_gbs: float | None = None
+    pci_bus_id: str | None = None  # "00000000:01:00.0", as NVML writes it
+    uuid: str | None = None  # "GPU-…"
+    cuda_visible: bool = True  # False: CUDA_VISIBLE_DEVICES hides it from CUDA (and llama.cpp)
 
 
 @dataclass(frozen=True)
@@ -91,14 +103,19 @@ def load_nvml() -> Any:
     return pynvml
 
 
-def probe(nvml: Any = None, models_path: Path | None = None) -> Hardware:
+def probe(
+    nvml: Any = None, models_path: Path | None = None, environ: Mapping[str, str] | None = None
+) -> Hardware:
     """Look at GPUs, RAM, cores and disk. Never raises for missing GPUs or drivers.
 
     Args:
         nvml: an object with pynvml's functions; None loads the real module.
         models_path: where models live (for free disk); default from `paths`.
+        environ: the environment whose CUDA_VISIBLE_DEVICES counts (default: this process's).
     """
     gpus, versions, error, problems = _probe_gpus(nvml)
+    visible = cuda_visible(os.environ if environ is None else environ, gpus)
+    gpus = [replace(gpu, cuda_visible=gpu.index in visible) for gpu in gpus]
     ram_total, ram_available, cores, threads = _probe_system()
     disk_path = paths.existing_ancestor(models_path or paths.models_dir())
     return Hardware(
@@ -114,6 +131,27 @@ def probe(nvml: Any = None, models_path: Path | None = None) -> Hardware:
         nvml_error=error,
         problems=tuple(problems),
     )
+
+
+def cuda_visible(environ: Mapping[str, str], gpus: list[Gpu]) -> set[int]:
+    """The indexes of the cards CUDA may use under `CUDA_VISIBLE_DEVICES`: all when it is not
+    set; else those it lists by number (PCI bus order, see above) or by UUID (a prefix is
+    enough, as for CUDA), read as CUDA reads it, up to the first entry that names no card."""
+    listed = environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is None or "MIG-" in listed:  # MIG instances: not a card NVML lists here
+        return {gpu.index for gpu in gpus}
+    visible: set[int] = set()
+    for entry in (part.strip() for part in listed.split(",")):
+        found = [
+            gpu.index
+            for gpu in gpus
+            if (entry.isdigit() and gpu.index == int(entry))
+            or (entry.startswith("GPU-") and gpu.uuid and gpu.uuid.startswith(entry))
+        ]
+        if len(found) != 1 or found[0] in visible:
+            break  # CUDA stops at an entry it cannot use
+        visible.add(found[0])
+    return visible
 
 
 def _probe_system() -> tuple[int, int, int, int]:
@@ -173,7 +211,26 @@ def _probe_gpu(nvml: Any, index: int) -> Gpu:
         free_vram=int(memory.free),
         compute_capability=f"{capability[0]}.{capability[1]}" if capability else None,
         memory_bandwidth_gbs=_bandwidth(nvml, handle),
+        pci_bus_id=_pci_bus_id(nvml, handle),
+        uuid=_optional_text(nvml, "nvmlDeviceGetUUID", handle),
     )
+
+
+def _pci_bus_id(nvml: Any, handle: Any) -> str | None:
+    info = _optional(nvml, "nvmlDeviceGetPciInfo", handle)
+    bus_id = getattr(info, "busId", None) if info is not None else None
+    return _text(bus_id) if bus_id else None
+
+
+def _optional_text(nvml: Any, name: str, *args: Any) -> str | None:
+    value = _optional(nvml, name, *args)
+    return _text(value) if value else None
+
+
+def _optional(nvml: Any, name: str, *args: Any) -> Any:
+    """An NVML query the bindings (or a test's stand-in) may lack; None when absent or failing."""
+    function = getattr(nvml, name, None)
+    return _quietly(function, *args) if function is not None else None
 
 
 def _bandwidth(nvml: Any, handle: Any) -> float | None:

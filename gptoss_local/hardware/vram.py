@@ -18,14 +18,27 @@ from gptoss_local.units import GIB, gib
 
 @dataclass(frozen=True)
 class VramUse:
-    """Memory of every GPU together, in bytes."""
+    """Memory of every GPU together, in bytes; with several cards, each card's (used, total)
+    in NVML's order too."""
 
     used: int
     total: int
+    cards: tuple[tuple[int, int], ...] = ()
 
     def text(self) -> str:
-        """As the status bar shows it, e.g. "VRAM 11.8/24.0 GiB"."""
+        """As the status bar shows it: "VRAM 11.8/24.0 GiB", or per card
+        "VRAM 21.3/24.0 + 11.0/12.0 GiB"."""
+        if len(self.cards) > 1:
+            each = " + ".join(f"{used / GIB:.1f}/{total / GIB:.1f}" for used, total in self.cards)
+            return f"VRAM {each} GiB"
         return f"VRAM {self.used / GIB:.1f}/{gib(self.total)}"
+
+    def short(self) -> str:
+        """The narrow bar's form: whole GiB per card, "VRAM 21/24+11/12 GiB"."""
+        if len(self.cards) > 1:
+            each = "+".join(f"{used / GIB:.0f}/{total / GIB:.0f}" for used, total in self.cards)
+            return f"VRAM {each} GiB"
+        return self.text()
 
 
 class VramMonitor:
@@ -49,23 +62,25 @@ class VramMonitor:
         return not self._given_up
 
     def read(self) -> VramUse | None:
-        """Used and total VRAM summed over all GPUs; None without a GPU or after a failure."""
+        """Used and total VRAM summed over all GPUs, and each card's when there are several;
+        None without a GPU or after a failure."""
         with self._lock:
             if self._given_up:
                 return None
             try:
                 handles = self._start() if self._handles is None else self._handles
-                used = total = 0
+                cards = []
                 for handle in handles:
                     memory = self._nvml.nvmlDeviceGetMemoryInfo(handle)
-                    used, total = used + int(memory.used), total + int(memory.total)
+                    cards.append((int(memory.used), int(memory.total)))
             except Exception:  # ImportError, NVMLError, OSError from a broken driver library
                 self._give_up()
                 return None
             if not handles:  # NVML works but sees no GPU: nothing to show, ever
                 self._give_up()
                 return None
-            return VramUse(used, total)
+            used, total = sum(c[0] for c in cards), sum(c[1] for c in cards)
+            return VramUse(used, total, tuple(cards) if len(cards) > 1 else ())
 
     def close(self) -> None:
         """Shut NVML down (if it was started); later reads return None."""

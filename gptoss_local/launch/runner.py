@@ -84,10 +84,13 @@ def load_planned(
 def _plan_that_fits_now(cat: Catalog, spec: ModelSpec) -> str | None:
     """After a failed load has freed its memory: the flags of a plan that fits what is free."""
 
-    fresh = plan(probe(), cat, Wishes(), spec=spec)
+    hardware = probe()
+    fresh = plan(hardware, cat, Wishes(), spec=spec)
     if not fresh.fits:
         return None
     flags = f"--cpu-moe {fresh.cpu_moe_layers} --context {fresh.context}"
+    if len(hardware.gpus) > 1 and fresh.gpu_indices:  # the cards it was planned on
+        flags += " --gpus " + ",".join(map(str, fresh.gpu_indices))
     return _(
         "With the memory free now this would fit: {flags} (`gptoss-local doctor {flags}`)."
     ).format(flags=flags)

@@ -5,16 +5,23 @@ the GPU gets 120b; otherwise gpt-oss-20b, fully on the GPU at the largest contex
 with the experts of some layers kept in system RAM, else on the CPU. An explicit choice of the
 user always wins, with a warning when it will not fit. Budgets are free VRAM (not total) less a
 margin, and available RAM less a reserve for the rest of the system.
+
+Several cards: each card has its own budget, and a placement fits only when every card's share
+fits its own (`plan.split` shares the layers; llama.cpp's layer split places them so). The
+cards are the ones asked for (`--gpus`), else those that help: a set of fewer cards (the
+largest ones) is taken when it plans as well as all of them, since every card boundary is a
+hop per token (Ollama, too, keeps a model on one card when it fits there).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.hardware.machine import Gpu, Hardware
-from gptoss_local.plan import batching, memory
-from gptoss_local.plan.chosen import Plan
+from gptoss_local.plan import batching, memory, split
+from gptoss_local.plan.chosen import CardShare, LeftOut, Plan
 from gptoss_local.plan.drafting import head_vram
 from gptoss_local.plan.memory import Estimate, Placement
 from gptoss_local.plan.speed import decode_speed
@@ -24,9 +31,14 @@ from gptoss_local.plan.text import (
     describe_choice,
     disk_warnings,
     effort_warnings,
+    hidden_line,
     left_out_line,
     min_context_line,
     min_context_warning,
+    missing_gpu_warning,
+    not_asked_line,
+    not_needed_line,
+    too_small_line,
     why_model,
 )
 from gptoss_local.plan.wishes import Wishes
@@ -60,28 +72,23 @@ def plan(
     `spec` plans a given model (a file the user pointed at) instead of a manifest entry.
     """
     wishes = wishes or Wishes()
-    gpus, notes = _usable_gpus(hardware)
-    # An EAGLE-3 head asked for sits beside the model on the GPU.
-    vram_budget = sum(g.free_vram - vram_margin(g) for g in gpus) - (
-        head_vram(wishes) if gpus else 0
-    )
+    gpus, left_out = _usable_gpus(hardware, wishes)
+    # An EAGLE-3 head asked for sits beside the model on the first card.
+    if gpus and head_vram(wishes):
+        first = replace(gpus[0], free_vram=gpus[0].free_vram - head_vram(wishes))
+        gpus = (first, *gpus[1:])
     ram_budget = max(hardware.ram_available - ram_reserve(hardware), 0)
     explicit = spec is not None or wishes.model not in (None, "", "auto")
     if spec is None:
         named = wishes.model if explicit else None
-        spec = catalog.model(named) if named else _default_model(catalog, gpus, vram_budget, wishes)
-    bandwidth = _slowest_bandwidth(gpus, catalog)
-    chosen = _place(spec, len(gpus), vram_budget, ram_budget, wishes, gpu_bandwidth_gbs=bandwidth)
-    short_of: int | None = None  # the least context asked for, when it does not fit
-    if chosen is None and _wants_floor(wishes):
-        short_of, wishes = wishes.min_context, replace(wishes, min_context=None)
-        chosen = _place(spec, len(gpus), vram_budget, ram_budget, wishes,
-                        gpu_bandwidth_gbs=bandwidth)  # fmt: skip
-    fits = chosen is not None
-    if chosen is None:
-        chosen = _closest(spec, len(gpus), wishes)
-    placement, est = chosen
-    used = gpus if placement.gpu_count else ()
+        spec = catalog.model(named) if named else _default_model(catalog, gpus, wishes)
+    used, hit, short_of, wishes = _choose_cards(spec, catalog, gpus, ram_budget, wishes)
+    fits = hit is not None
+    placement, est = hit if hit is not None else _closest(spec, _budgets(used), wishes)
+    if not placement.gpu_count:
+        used = ()
+    left_out += _unused(spec, placement, gpus, used, wishes)
+    vram_budget = sum(_budgets(used)) if used else sum(_budgets(gpus))
     base = Plan(
         model=spec.name if fits or explicit else None,
         backend=wishes.backend,
@@ -102,9 +109,13 @@ def plan(
         fits=fits,
         reasons=(),
         warnings=(),
+        tensor_split=est.split if len(used) > 1 else (),
+        cards=_shares(used, placement, est),
+        left_out=tuple(left_out),
     )
-    alternative = _bigger_alternative(catalog, spec, len(gpus), vram_budget, ram_budget, explicit)
+    alternative = _bigger_alternative(catalog, spec, gpus, ram_budget, explicit)
     why = why_model(spec, catalog, explicit)
+    notes = [item.reason for item in left_out]
     reasons, warnings = describe_choice(base, spec, hardware, gpus, notes, why, alternative)
     if fits and _wants_floor(wishes):
         reasons.append(min_context_line(wishes.min_context or 0))
@@ -114,10 +125,110 @@ def plan(
         warnings.append(
             context_cut_warning(spec.name, wishes.context, base.context, spec.shape.context_max)
         )
+    warnings += missing_gpu_warning(wishes.gpus, hardware)
     warnings += effort_warnings(wishes.effort, base.context, spec.shape.context_max)
-    warnings += backend_warnings(base)
+    warnings += backend_warnings(base, asked_gpus=wishes.gpus is not None)
     warnings += disk_warnings(spec, hardware)
     return replace(base, reasons=tuple(reasons), warnings=tuple(warnings))
+
+
+Hit = tuple[Placement, Estimate]
+Check = Callable[[Placement], Estimate | None]
+
+
+def _choose_cards(
+    spec: ModelSpec,
+    catalog: Catalog,
+    gpus: tuple[Gpu, ...],
+    ram_budget: int,
+    wishes: Wishes,
+) -> tuple[tuple[Gpu, ...], Hit | None, int | None, Wishes]:
+    """The cards to use and the placement on them: the cards asked for, else the fewest of
+    the largest cards that plan as well as all of them. Also the least context asked for when
+    it did not fit (then planned without it), and the wishes planned with."""
+    short_of: int | None = None
+    if _wants_floor(wishes) and _best(spec, catalog, gpus, ram_budget, wishes)[1] is None:
+        short_of, wishes = wishes.min_context, replace(wishes, min_context=None)
+    used, hit = _best(spec, catalog, gpus, ram_budget, wishes)
+    return used, hit, short_of, wishes
+
+
+def _best(
+    spec: ModelSpec,
+    catalog: Catalog,
+    gpus: tuple[Gpu, ...],
+    ram_budget: int,
+    wishes: Wishes,
+) -> tuple[tuple[Gpu, ...], Hit | None]:
+    """The best placement over the candidate sets of cards, fewer cards winning a tie."""
+    best: tuple[tuple[Gpu, ...], Hit | None] = (gpus, None)
+    best_rank: tuple[int, ...] | None = None
+    for cards in _card_sets(gpus, wishes):
+        bandwidth = _slowest_bandwidth(cards, catalog)
+        hit = _place(spec, _budgets(cards), ram_budget, wishes, gpu_bandwidth_gbs=bandwidth)
+        if hit is None:
+            continue
+        rank = (*_rank(hit[0]), -len(cards))
+        if best_rank is None or rank > best_rank:
+            best, best_rank = (cards, hit), rank
+    return best
+
+
+def _card_sets(gpus: tuple[Gpu, ...], wishes: Wishes) -> list[tuple[Gpu, ...]]:
+    """Sets of cards worth planning: all of them; unless the user named the cards, also the
+    largest one, the two largest, … (each in NVML's order, as llama.cpp would number them)."""
+    sets = [gpus]
+    if wishes.gpus is None:
+        by_room = sorted(gpus, key=lambda g: g.free_vram - vram_margin(g), reverse=True)
+        for count in range(1, len(gpus)):
+            chosen = {g.index for g in by_room[:count]}
+            sets.append(tuple(g for g in gpus if g.index in chosen))
+    return sets
+
+
+def _rank(placement: Placement) -> tuple[int, ...]:
+    """How good a placement is, larger being better, as `_place` prefers: on a GPU; then
+    everything there, at the largest context; then the fewest layers' experts in RAM."""
+    whole = placement.gpu_count > 0 and placement.cpu_moe_layers == 0
+    return (
+        int(placement.gpu_count > 0),
+        int(whole),
+        placement.context if whole else 0,
+        -placement.cpu_moe_layers,
+        placement.context,
+        placement.n_ubatch,
+    )
+
+
+def _budgets(gpus: tuple[Gpu, ...]) -> tuple[int, ...]:
+    """Each card's usable VRAM: free less its margin."""
+    return tuple(g.free_vram - vram_margin(g) for g in gpus)
+
+
+def _shares(used: tuple[Gpu, ...], placement: Placement, est: Estimate) -> tuple[CardShare, ...]:
+    """Each card's run of layers and bytes, from the estimate's split."""
+    shares, start = [], 0
+    layers_total = sum(est.split) - 1
+    for gpu, slots, vram in zip(used, est.split, est.cards, strict=False):
+        end = min(start + slots, layers_total)
+        layers = max(end - start, 0)
+        moved = max(min(placement.cpu_moe_layers, end) - start, 0)
+        shares.append(
+            CardShare(
+                index=gpu.index,
+                name=gpu.name,
+                pci_bus_id=gpu.pci_bus_id,
+                first_layer=start,
+                layers=layers,
+                output=start + slots > layers_total,
+                experts_in_ram=moved,
+                est_vram=vram,
+                usable=gpu.free_vram - vram_margin(gpu),
+                free=gpu.free_vram,
+            )
+        )
+        start += slots
+    return tuple(shares)
 
 
 def _slowest_bandwidth(gpus: tuple[Gpu, ...], catalog: Catalog) -> float | None:
@@ -129,25 +240,67 @@ def _slowest_bandwidth(gpus: tuple[Gpu, ...], catalog: Catalog) -> float | None:
     return None if not found or None in found else min(b for b in found if b is not None)
 
 
-def _usable_gpus(hardware: Hardware) -> tuple[tuple[Gpu, ...], list[str]]:
-    usable, notes = [], []
+def _usable_gpus(hardware: Hardware, wishes: Wishes) -> tuple[tuple[Gpu, ...], list[LeftOut]]:
+    """The cards that may take part (those asked for, in the order asked), and the others
+    with why they are left out."""
+    usable: list[Gpu] = []
+    left_out = []
+    by_index = {gpu.index: gpu for gpu in hardware.gpus}
+    asked = wishes.gpus
+    order = [by_index[i] for i in asked if i in by_index] if asked is not None else []
     for gpu in hardware.gpus:
-        if gpu.free_vram - vram_margin(gpu) < MIN_USEFUL_GPU_BYTES:
-            notes.append(left_out_line(gpu))
+        if asked is not None and gpu.index not in asked:
+            left_out.append(LeftOut(gpu.index, gpu.name, not_asked_line(gpu, asked)))
+    for gpu in order if asked is not None else list(hardware.gpus):
+        if not gpu.cuda_visible:
+            left_out.append(LeftOut(gpu.index, gpu.name, hidden_line(gpu)))
+        elif gpu.free_vram - vram_margin(gpu) < MIN_USEFUL_GPU_BYTES:
+            left_out.append(LeftOut(gpu.index, gpu.name, left_out_line(gpu)))
         else:
             usable.append(gpu)
-    return tuple(usable), notes
+    return tuple(usable), left_out
 
 
-def _default_model(
-    catalog: Catalog, gpus: tuple[Gpu, ...], vram_budget: int, wishes: Wishes
-) -> ModelSpec:
+def _unused(
+    spec: ModelSpec,
+    placement: Placement,
+    gpus: tuple[Gpu, ...],
+    used: tuple[Gpu, ...],
+    wishes: Wishes,
+) -> list[LeftOut]:
+    """The usable cards the plan does without, and why: too small to hold their own buffers
+    and one layer, else not needed."""
+    taken = {g.index for g in used}
+    if not taken:  # on the CPU: the placement's reason says why
+        return []
+    loads = memory.CardLoads(spec, replace(placement, gpu_count=3, split=()))
+    layers = spec.shape.layers
+    # The least a card after the first could take: the output layer alone, or one layer
+    # that keeps its experts (the RAM-kept ones are the first card's).
+    output_alone = loads.card(2, layers, layers + 1, 3)
+    one_layer = loads.card(1, layers - 1, layers, 3)
+    least = min(output_alone, one_layer)
+    left_out = []
+    for gpu in gpus:
+        if gpu.index in taken:
+            continue
+        usable = gpu.free_vram - vram_margin(gpu)
+        reason = (
+            too_small_line(gpu, usable, least)
+            if usable < least
+            else not_needed_line(gpu, spec.name)
+        )
+        left_out.append(LeftOut(gpu.index, gpu.name, reason))
+    return left_out
+
+
+def _default_model(catalog: Catalog, gpus: tuple[Gpu, ...], wishes: Wishes) -> ModelSpec:
     """The smallest model, or the largest one that fits entirely on a workstation-class GPU."""
     by_size = sorted(catalog.models, key=lambda m: m.total_bytes)
     if any(g.gpu_class in BIG_MODEL_CLASSES for g in gpus):
         for spec in reversed(by_size[1:]):
             full = replace(wishes, cpu_moe_layers=0)
-            if _place(spec, len(gpus), vram_budget, None, full, floor_only=True) is not None:
+            if _place(spec, _budgets(gpus), None, full, floor_only=True) is not None:
                 return spec
     return by_size[0]
 
@@ -178,57 +331,88 @@ def _floor_context(wishes: Wishes, contexts: tuple[int, ...]) -> int:
 
 def _place(
     spec: ModelSpec,
-    gpu_count: int,
-    vram_budget: int,
+    budgets: tuple[int, ...],
     ram_budget: int | None,
     wishes: Wishes,
     floor_only: bool = False,
     gpu_bandwidth_gbs: float | None = None,
-) -> tuple[Placement, Estimate] | None:
-    """The best placement that fits both budgets (RAM unchecked when `ram_budget` is None).
+) -> Hit | None:
+    """The best placement that fits every card's budget and RAM (RAM unchecked when
+    `ram_budget` is None); `budgets` holds each card's usable VRAM (none: the CPU).
 
-    Preference: everything on the GPU at the largest context; then the fewest layers' experts in
-    RAM at the wished or floor context; then the CPU alone. The micro-batch is widened after
+    Preference: everything on the GPUs at the largest context; then the fewest layers' experts
+    in RAM at the wished or floor context; then the CPU alone. The micro-batch is widened after
     (`batching.widest`).
     """
     contexts = _contexts(spec, wishes)[-1:] if floor_only else _contexts(spec, wishes)
     small_context = _floor_context(wishes, contexts)
+    gpu_count = len(budgets)
+    fits = _fits(spec, budgets, ram_budget)
+    cards_fit = _fits(spec, budgets, None)  # RAM unchecked
 
-    def fits(placement: Placement) -> Estimate | None:
-        est = memory.estimate(spec, placement)
-        ok = est.vram <= vram_budget and (ram_budget is None or est.ram <= ram_budget)
-        return est if ok else None
+    def at(layers: int, context: int, check: Check = fits, count: int = gpu_count) -> Hit | None:
+        placement = Placement(count, layers, context, wishes.kv_type, batching.SMALLEST)
+        est = check(placement)
+        return (placement, est) if est is not None else None
 
-    def first(candidates: list[tuple[int, int, int]]) -> tuple[Placement, Estimate] | None:
-        for gpus, layers, context in candidates:
-            placement = Placement(gpus, layers, context, wishes.kv_type, batching.SMALLEST)
-            est = fits(placement)
-            if est is not None:
-                return placement, est
-        return None
-
+    hit: Hit | None = None
     if gpu_count and wishes.cpu_moe_layers is not None:
-        hit = first([(gpu_count, wishes.cpu_moe_layers, c) for c in contexts])
+        hit = next((h for c in contexts if (h := at(wishes.cpu_moe_layers, c))), None)
     elif gpu_count:
-        candidates = [(gpu_count, 0, c) for c in contexts]
-        candidates += [(gpu_count, n, small_context) for n in range(1, spec.shape.layers + 1)]
-        hit = first(candidates)
-    else:
-        hit = None
+        hit = next((h for c in contexts if (h := at(0, c))), None)
+        if hit is None:
+            fewest = _fewest_layers(spec, lambda n: at(n, small_context, cards_fit) is not None)
+            hit = at(fewest, small_context) if fewest is not None else None
     if hit:
         fixed = wishes.cpu_moe_layers is not None
         return batching.widest(spec, hit, fits, gpu_bandwidth_gbs, layers_fixed=fixed)
     if gpu_count and wishes.cpu_moe_layers is not None:
         return None
-    return first([(0, 0, small_context)])
+    return at(0, small_context, count=0)
 
 
-def _closest(spec: ModelSpec, gpu_count: int, wishes: Wishes) -> tuple[Placement, Estimate]:
+def _fewest_layers(spec: ModelSpec, cards_fit: Callable[[int], bool]) -> int | None:
+    """The fewest layers (1 or more) whose experts kept in RAM let every card's share fit.
+
+    A card's share only shrinks as more layers' experts move to RAM (and RAM use only grows,
+    so if RAM does not hold the fewest, it holds no more either): found by halving.
+    """
+    low, high = 1, spec.shape.layers
+    if not cards_fit(high):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if cards_fit(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _fits(spec: ModelSpec, budgets: tuple[int, ...], ram_budget: int | None) -> Check:
+    """The check of a placement: its estimate when every card's share and the RAM fit, with
+    the layers shared among several cards by `split.best_split`."""
+
+    def fits(placement: Placement) -> Estimate | None:
+        if placement.gpu_count > 1:
+            placement = replace(placement, split=split.best_split(spec, placement, budgets))
+        est = memory.estimate(spec, placement)
+        cards_ok = all(need <= budget for need, budget in zip(est.cards, budgets, strict=False))
+        ok = cards_ok and (ram_budget is None or est.ram <= ram_budget)
+        return est if ok else None
+
+    return fits
+
+
+def _closest(spec: ModelSpec, budgets: tuple[int, ...], wishes: Wishes) -> Hit:
     """The least demanding placement, to say how far off a plan that does not fit is."""
     context = _floor_context(wishes, _contexts(spec, wishes))
+    gpu_count = len(budgets)
     layers = spec.shape.layers if wishes.cpu_moe_layers is None else wishes.cpu_moe_layers
     placement = Placement(gpu_count, layers if gpu_count else 0, context, wishes.kv_type)
-    return placement, memory.estimate(spec, placement)
+    if gpu_count > 1:
+        placement = replace(placement, split=split.best_split(spec, placement, budgets))
+    return replace(placement, split=()), memory.estimate(spec, placement)
 
 
 def _placement_name(placement: Placement, has_model: bool) -> str:
@@ -242,8 +426,7 @@ def _placement_name(placement: Placement, has_model: bool) -> str:
 def _bigger_alternative(
     catalog: Catalog,
     spec: ModelSpec,
-    gpu_count: int,
-    vram_budget: int,
+    gpus: tuple[Gpu, ...],
     ram_budget: int,
     explicit: bool,
 ) -> tuple[ModelSpec, Placement] | None:
@@ -253,7 +436,7 @@ def _bigger_alternative(
     for other in sorted(catalog.models, key=lambda m: m.total_bytes, reverse=True):
         if other.total_bytes <= spec.total_bytes:
             break
-        hit = _place(other, gpu_count, vram_budget, ram_budget, Wishes())
+        hit = _place(other, _budgets(gpus), ram_budget, Wishes())
         if hit and hit[0].gpu_count:
             return other, hit[0]
     return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from gptoss_local.i18n import _
+from gptoss_local.i18n import _, ngettext
 from gptoss_local.kinds import TRAITS, effort_word
 from gptoss_local.plan import batching, memory
 from gptoss_local.plan.chosen import Plan
@@ -34,9 +34,11 @@ def describe_choice(
     alternative: tuple[ModelSpec, Placement] | None,
 ) -> tuple[list[str], list[str]]:
     """Reasons for the plan, and warnings when it does not fit."""
-    reasons = [_hardware_line(hardware, gpus), *notes, why_model]
+    reasons = [_hardware_line(hardware, gpus, len(plan.gpu_indices)), *notes, why_model]
     warnings: list[str] = []
     reasons.append(_placement_line(plan, spec, hardware))
+    if len(plan.cards) > 1:
+        reasons.append(split_line(plan))
     if plan.fits and plan.n_ubatch > batching.SMALLEST:
         reasons.append(_micro_batch_line(plan, spec))
     if plan.fits and plan.speed:
@@ -81,17 +83,102 @@ def why_model(spec: ModelSpec, catalog: Catalog, explicit: bool) -> str:
     ).format(model=spec.name, bigger=", ".join(bigger))
 
 
-def backend_warnings(plan: Plan) -> list[str]:
-    """What the chosen backend cannot do of the plan."""
-    if plan.cpu_moe_layers and not TRAITS[plan.backend].experts_in_ram:
-        return [
+def backend_warnings(plan: Plan, asked_gpus: bool = False) -> list[str]:
+    """What the chosen backend cannot do of the plan; `asked_gpus`: the user named the cards."""
+    if TRAITS[plan.backend].experts_in_ram:
+        return []
+    warnings = []
+    if plan.cpu_moe_layers:
+        warnings.append(
             _(
                 "Ollama cannot keep only the experts in system RAM: it moves whole layers to the "
                 "CPU, which is slower. The llama.cpp backend (--backend llamacpp) follows this "
                 "plan exactly."
             )
-        ]
-    return []
+        )
+    if len(plan.cards) > 1 or asked_gpus:
+        warnings.append(
+            _(
+                "Ollama shares a model among the GPUs its own way: it cannot take this plan's "
+                "layers per card ({split}) nor be told which cards to use (--gpus or the gpus "
+                "setting); it uses every GPU CUDA_VISIBLE_DEVICES lets `ollama serve` see. "
+                "The llama.cpp backend (--backend llamacpp) follows this plan exactly."
+            ).format(split=split_summary(plan) or _("one card"))
+        )
+    return warnings
+
+
+def split_summary(plan: Plan) -> str:
+    """'GPU 0: 16 layers, GPU 1: 8 layers + output' (empty with one card or none)."""
+    if len(plan.cards) < 2:
+        return ""
+    parts = []
+    for card in plan.cards:
+        layers = ngettext("{n} layer", "{n} layers", card.layers).format(n=card.layers)
+        if card.output:
+            layers = (
+                _("{layers} + output").format(layers=layers)
+                if card.layers
+                else _("the output layer")
+            )
+        parts.append(_("GPU {index}: {layers}").format(index=card.index, layers=layers))
+    return ", ".join(parts)
+
+
+def split_line(plan: Plan) -> str:
+    """Why the layers are shared among the cards as they are."""
+    if plan.cpu_moe_layers:
+        return _(
+            "The layers are shared among {count} GPUs so that each is filled to about the same "
+            "part of its usable VRAM (llama.cpp's layer split: {split}); the experts kept in "
+            "RAM are those of the first layers, so the first card takes more of them."
+        ).format(count=len(plan.cards), split=split_summary(plan))
+    return _(
+        "The layers are shared among {count} GPUs so that each is filled to about the same "
+        "part of its usable VRAM (llama.cpp's layer split: {split})."
+    ).format(count=len(plan.cards), split=split_summary(plan))
+
+
+def card_lines(plan: Plan) -> list[str]:
+    """One line per card of a plan on several: its layers and its share of VRAM against what
+    it has usable and free."""
+    if len(plan.cards) < 2:
+        return []
+    lines = []
+    for card in plan.cards:
+        layers = ""
+        if card.layers:
+            last = card.first_layer + card.layers - 1
+            layers = (
+                _("layers {first}–{last}").format(first=card.first_layer, last=last)
+                if last > card.first_layer
+                else _("layer {first}").format(first=card.first_layer)
+            )
+        if card.output:
+            layers = (
+                _("{layers} + output").format(layers=layers)
+                if card.layers
+                else _("the output layer")
+            )
+        if card.experts_in_ram:
+            layers = ngettext(
+                "{layers} (experts of {n} in RAM)", "{layers} (experts of {n} in RAM)",
+                card.experts_in_ram,
+            ).format(layers=layers, n=card.experts_in_ram)  # fmt: skip
+        share = _("{vram:.1f} of {usable} usable, {free:.1f} free").format(
+            vram=card.est_vram / GIB, usable=gib(card.usable), free=card.free / GIB
+        )
+        lines.append(
+            _("GPU {index} {name}: {layers}; {share}").format(
+                index=card.index, name=short_name(card.name), layers=layers, share=share
+            )
+        )
+    return lines
+
+
+def short_name(name: str) -> str:
+    """A card's name without the maker's words: "NVIDIA GeForce RTX 4090" → "RTX 4090"."""
+    return name.removeprefix("NVIDIA ").removeprefix("GeForce ")
 
 
 def disk_warnings(spec: ModelSpec, hardware: Hardware) -> list[str]:
@@ -113,6 +200,50 @@ def left_out_line(gpu: Gpu) -> str:
     return _("GPU {index} ({name}) has only {free} free and is left out.").format(
         index=gpu.index, name=gpu.name, free=gib(gpu.free_vram)
     )
+
+
+def hidden_line(gpu: Gpu) -> str:
+    """A card CUDA_VISIBLE_DEVICES hides from llama.cpp."""
+    return _("GPU {index} ({name}) is hidden by CUDA_VISIBLE_DEVICES and is left out.").format(
+        index=gpu.index, name=gpu.name
+    )
+
+
+def not_asked_line(gpu: Gpu, asked: tuple[int, ...]) -> str:
+    """A card the user did not name (--gpus, the gpus setting)."""
+    return _("GPU {index} ({name}) is not among the GPUs asked for ({asked}).").format(
+        index=gpu.index, name=gpu.name, asked=",".join(map(str, asked))
+    )
+
+
+def too_small_line(gpu: Gpu, usable: int, least: int) -> str:
+    """A card whose usable VRAM holds less than its own buffers and one layer."""
+    return _(
+        "GPU {index} ({name}) is too small to help and is left out: {usable} usable, and a "
+        "card needs about {least} for its own buffers and one layer."
+    ).format(index=gpu.index, name=gpu.name, usable=gib(usable), least=gib(least))
+
+
+def not_needed_line(gpu: Gpu, model: str) -> str:
+    """A card the plan does as well without (a card boundary costs a hop per token)."""
+    return _(
+        "GPU {index} ({name}) is left out: {model} runs as well on fewer cards, and each card "
+        "more adds a hop between cards to every token."
+    ).format(index=gpu.index, name=gpu.name, model=model)
+
+
+def missing_gpu_warning(asked: tuple[int, ...] | None, hardware: Hardware) -> list[str]:
+    """GPUs asked for that this PC does not have."""
+    known = {gpu.index for gpu in hardware.gpus}
+    missing = [index for index in asked or () if index not in known]
+    if not missing:
+        return []
+    found = ", ".join(str(gpu.index) for gpu in hardware.gpus) or _("none")
+    return [
+        _("GPU {missing} was asked for, but this PC has no such GPU (found: {found}).").format(
+            missing=", ".join(map(str, missing)), found=found
+        )
+    ]
 
 
 def min_context_line(least: int) -> str:
@@ -173,7 +304,7 @@ def effort_warnings(effort: str, context: int, context_max: int | None = None) -
     ]
 
 
-def _hardware_line(hardware: Hardware, gpus: tuple[Gpu, ...]) -> str:
+def _hardware_line(hardware: Hardware, gpus: tuple[Gpu, ...], plan_cards: int) -> str:
     ram = _("{available} of {total} RAM available").format(
         available=gib(hardware.ram_available), total=gib(hardware.ram_total)
     )
@@ -187,7 +318,7 @@ def _hardware_line(hardware: Hardware, gpus: tuple[Gpu, ...]) -> str:
     cards = ", ".join(f"{n}× {name}" if n > 1 else name for name, n in names.items())
     free = gib(sum(g.free_vram for g in gpus))
     total = gib(sum(g.total_vram for g in gpus))
-    if len(gpus) > 1:
+    if plan_cards > 1:
         return _(
             "Found {cards} (llama.cpp splits the layers across them): {free} of {total} VRAM "
             "free; {ram}."

@@ -25,6 +25,7 @@ _FLAGS = {
     "backend": "backend",
     "cpu_moe": "cpu_moe_layers",
     "model_path": "model_path",
+    "gpus": "gpus",
 }
 
 
@@ -50,6 +51,9 @@ class Wishes:
         parallel: Replies the llama.cpp engine decodes together (`serve --parallel`).
         min_context: The least context the caller needs when `context` is not given (`codex`:
             an agent's prompts are long); the planner keeps it where memory allows.
+        gpus: The cards to run on, by NVML's numbers (`doctor`'s), in llama.cpp's order: the
+            first takes the first layers, the last the output layer; None lets the planner
+            choose (`--gpus`, else the `gpus` setting).
         given: The fields the command line set (not asked again on the first-run screen).
     """
 
@@ -68,6 +72,7 @@ class Wishes:
     allow_http: bool = False
     parallel: int = 1
     min_context: int | None = None
+    gpus: tuple[int, ...] | None = None
     given: frozenset[str] = frozenset()
 
     @property
@@ -106,6 +111,7 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
         api_key=getattr(args, "api_key", None) or os.environ.get("OPENAI_API_KEY") or None,
         allow_http=bool(getattr(args, "allow_http", False)),
         parallel=getattr(args, "parallel", None) or 1,
+        gpus=_gpus(flags["gpus"], settings.gpus),
         given=frozenset(field for field, value in flags.items() if value is not None),
     )
     if wishes.draft == "eagle3" and wishes.draft_model is None:
@@ -120,6 +126,14 @@ def wishes_from(args: argparse.Namespace, settings: config.Settings) -> Wishes:
             _("--model-path works with the llama.cpp backend only (--backend llamacpp)")
         )
     return wishes
+
+
+def _gpus(flag: tuple[int, ...] | None, setting: str) -> tuple[int, ...] | None:
+    """The cards asked for: the command line's (empty: "auto", the planner's) over the
+    settings file's."""
+    if flag is not None:
+        return flag or None
+    return config.gpu_list(setting)
 
 
 def _draft(flag: str | None, head: Path | None, settings: config.Settings) -> str:

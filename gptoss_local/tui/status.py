@@ -176,7 +176,7 @@ class StatusBar(Widget):
         if info is not None:
             facts.append(Fact(info.placement, info.placement, 6))
         if self.vram is not None:  # also while loading: the user sees the model arrive
-            facts.append(Fact(self.vram.text(), self.vram.text(), 4))
+            facts.append(Fact(self.vram.text(), self.vram.short(), 4))
         if info is not None:
             facts.append(Fact(info.backend, info.backend, 5))
         if self.note:

@@ -38,3 +38,18 @@ def test_a_narrower_bar_leaves_out_the_least_important_first() -> None:
     assert "TTFT 0.12s" not in kept and "250 tok/s" not in kept
     assert kept[:2] == ["gpt-oss-20b", "context 6 %"] and "effort medium" in kept
     assert lines(FACTS, 8) == ["gpt-oss-20b", "context 6 %"]  # the last two, cut when drawn
+
+
+def test_two_cards_vram_fits_80_columns_in_the_short_form() -> None:
+    two = [
+        *FACTS[:5],
+        Fact("2 GPUs, experts of 13 layers in RAM", "2 GPUs, experts of 13 layers in RAM", 6),
+        Fact("VRAM 21.3/24.0 + 11.0/12.0 GiB", "VRAM 21/24+11/12 GiB", 4),
+        FACTS[-1],
+    ]
+    shown = lines(two, 78)  # 80 columns less the bar's padding
+    assert shown == [
+        "gpt-oss-20b · context 6 % · TTFT 0.12s · 250 tok/s · effort medium",
+        "2 GPUs, experts of 13 layers in RAM · VRAM 21/24+11/12 GiB · llamacpp",
+    ]
+    assert "VRAM 21.3/24.0 + 11.0/12.0 GiB" in lines(two, 200)[0]

@@ -53,3 +53,20 @@ async def test_a_gpu_that_fails_later_takes_the_field_away(app_on: AppOn) -> Non
         gpu.fail["memory"] = GPU_IS_LOST
         await wait_for(pilot, lambda: "VRAM" not in _bar(app), what="the field to go")
         assert not screen.status.polling
+
+
+async def test_two_cards_show_their_vram_each(app_on: AppOn) -> None:
+    first, second = card("4090", free_mib=23_400), card("3060", free_mib=11_500)
+    app = app_on([], vram=VramMonitor(FakeNvml([first, second])))
+    app.chat_screen.status.poller.interval = 0.02
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: "VRAM 1/24+1/12 GiB" in _bar(app), what="the first read")
+        first.free_mib, second.free_mib = 2_000, 2_000  # both cards took their share
+        await wait_for(pilot, lambda: "VRAM 22/24+10/12 GiB" in _bar(app), what="the next read")
+        assert all(len(line) <= 80 for line in _bar(app).splitlines())
+    async with app_on([], vram=VramMonitor(FakeNvml([first, second]))).run_test(
+        size=(160, 24)
+    ) as pilot:
+        wide = pilot.app
+        await wait_for(pilot, lambda: "VRAM 22.0/24.0 + 10.0/12.0 GiB" in _bar(wide),
+                       what="the full form on a wide bar")  # fmt: skip
