@@ -13,6 +13,8 @@
 #                                             gpt-oss's real vocabulary)
 #   bench/gpu/run.sh OUT speculative [ARGS...] drafts: verify cost, always-right ceiling (20b shape)
 #   bench/gpu/run.sh OUT eagle [ARGS...]      EAGLE-3 drafts: head cost, ceiling, experts in RAM (20b)
+#   bench/gpu/run.sh OUT cli                  the installed command on one GPU: doctor, run, run with
+#                                             drafts (the planner through NVML, the engine's devices)
 #   bench/gpu/run.sh OUT 120b                 the 120b shape in a tmpfs, offload fitted to 24/32 GB
 #   bench/gpu/run.sh OUT multi [ARGS...]      two GPUs (issue 29): ballast to 24+12 and 16+16 GiB
 #                                             free, plan, load, decode 20b and 120b (tmpfs) with
@@ -101,6 +103,22 @@ case "$what" in
     mountpoint -q /mnt/gptoss-tmpfs || mount -t tmpfs -o size=68g tmpfs /mnt/gptoss-tmpfs
     "${PYTHON:-python3}" bench/gpu/run_all.py --bin "$build/out/bin" --out "$out" --shape 120b \
       --models /mnt/gptoss-tmpfs --steps offload planner --budgets 24,32 "$@"
+    ;;
+  cli)
+    [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
+    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    mapfile -t heads < <("${PYTHON:-python3}" bench/gpu/eagle_heads.py /tmp/gptoss-models 1000)
+    export GPTOSS_LOCAL_HOME="${GPTOSS_LOCAL_HOME:-/tmp/gptoss-cli-home}"
+    cli=("${PYTHON:-python3}" -m gptoss_local)
+    prompt="def area(width, height): return width * height. Explain it."
+    "${cli[@]}" doctor --json >"$out/cli-doctor.json"
+    for how in "plain:" "ngram:--draft ngram" "eagle3:--draft-model ${heads[0]}"; do
+      name=${how%%:*}; extra=${how#*:}
+      # shellcheck disable=SC2086
+      "${cli[@]}" run --model-path "$model" --json --temperature 0 --max-tokens 256 $extra "$prompt" \
+        >"$out/cli-run-$name.jsonl" 2>"$out/cli-run-$name.err" || echo "run $name failed: $?"
+      tail -1 "$out/cli-run-$name.jsonl"
+    done
     ;;
   multi)
     [ -e "$build/out/bin/llama-bench" ] || bash "$0" "$out" build

@@ -42,6 +42,17 @@ def test_the_plans_cards_and_split_become_load_settings() -> None:
     assert LoadSettings.from_plan(cpu).devices == () == LoadSettings.from_plan(cpu).tensor_split
 
 
+def test_one_card_loads_without_a_device_list() -> None:
+    """A plan on one card leaves the choice of device to llama.cpp (the path measured on the
+    H200; the command crashed there with the card passed as a list)."""
+    found = hardware.probe(FakeNvml([card("4090")]), environ={})
+    hw = replace(found, ram_total=64 * GIB, ram_available=56 * GIB, disk_free=2_000 * GIB)
+    one = plan(hw, catalog.load(), Wishes(model="20b"))
+    assert len(one.cards) == 1 and one.gpu_layers == -1
+    settings = LoadSettings.from_plan(one)
+    assert settings.devices == () and settings.tensor_split == ()
+
+
 def test_the_split_reaches_llama_cpp_and_loads(
     tiny_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
