@@ -41,7 +41,8 @@ def main() -> None:
     for how in ("none", "list", "planned"):
         done = subprocess.run([sys.executable, "-c", STEP, sys.argv[1], how],
                               capture_output=True, text=True, timeout=120)  # fmt: skip
-        lines = [line for line in (done.stdout + done.stderr).splitlines() if not line.startswith("[")]
+        output = (done.stdout + done.stderr).splitlines()
+        lines = [line for line in output if not line.startswith("[")]
         print(f"== {how}: exit {done.returncode}")
         print("\n".join(lines[-12:]))
 
