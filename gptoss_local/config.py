@@ -53,6 +53,9 @@ class Settings:
     `draft`: speculative decoding on the llama.cpp engine, "ngram" or "off".
 
     `language`: what gptoss-local shows is in ("en", "zh_CN", "pt_BR"); "" follows the locale.
+
+    `docs`: the folders the browser tool searches (absolute paths; `gptoss-local docs add`
+    writes them), indexed in the data folder.
     """
 
     backend: BackendName = "llamacpp"
@@ -67,6 +70,7 @@ class Settings:
     context_policy: ContextPolicy = "compact"
     draft: str = "off"
     language: str = ""
+    docs: tuple[str, ...] = ()
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting with a value gptoss-local cannot use."""
@@ -90,6 +94,12 @@ class Settings:
                         'lists them, or patterns such as "git__*"'
                     ).format(name=repr(name))
                 )
+        for folder in self.docs:
+            if not isinstance(folder, str) or not os.path.isabs(folder):
+                raise ValueError(
+                    _("docs holds {folder}: use absolute paths of folders, as "
+                      "`gptoss-local docs add` writes them").format(folder=repr(folder))
+                )  # fmt: skip
         if self.context_policy not in CONTEXT_POLICIES:
             raise ValueError(_one_of("context_policy", CONTEXT_POLICIES, self.context_policy))
         if self.draft not in ("off", "ngram"):

@@ -176,6 +176,8 @@ class Library:
                 self.forget(known.path)
         for folder in wanted:
             self._update_folder(folder, report, progress)
+        with self._lock:  # fold the write-ahead log in: the file's size is then the index's
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         report.seconds = time.monotonic() - started
         return report
 

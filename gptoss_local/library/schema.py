@@ -1,6 +1,7 @@
 """The library index's SQLite schema, its migrations, and the check that SQLite has FTS5.
 
-Chunks of text live in an FTS5 table ranked with bm25; a chunk's rowid is its file's id
+Chunks of text live in an FTS5 table ranked with bm25, its words stemmed (Porter: "zebras"
+finds "zebra"); a chunk's rowid is its file's id
 shifted left by `CHUNK_BITS` plus its number, so a file's chunks are one rowid range: deleting
 them is a range delete, not a scan of the whole table (FTS5 cannot index a column).
 """
@@ -36,7 +37,7 @@ CREATE TABLE files (
 );
 CREATE INDEX files_by_folder ON files (folder_id);
 CREATE VIRTUAL TABLE chunks USING fts5(
-    title, name, body, first_line UNINDEXED, tokenize = 'unicode61 remove_diacritics 2'
+    title, name, body, first_line UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 """
 MIGRATIONS: tuple[str, ...] = (_V1,)

@@ -93,7 +93,8 @@ class BrowserTool:
     def note(self) -> str:
         """What it searches, for listings and approval prompts (English, as `ToolInfo.note`)."""
         files = sum(info.files for info in self.library.folders())
-        return f"searches {files:,} files in: " + ", ".join(self.folders)
+        counted = "1 file" if files == 1 else f"{files:,} files"
+        return f"searches {counted} in: " + ", ".join(self.folders)
 
     @property
     def session(self) -> BrowserSession:
