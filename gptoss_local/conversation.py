@@ -10,8 +10,9 @@ from, and the events an `AssistantDraft` folds into the assistant's message).
 Names of tools and calls must be plain identifiers, and a function may not take the name of
 one of gpt-oss's built-in tools: the model addresses tools by these names (``to=functions.NAME``),
 whichever engine renders the prompt. The built-in browser is a namespace of its own
-(``to=browser.search``), so its calls are the only ones recorded in a built-in's namespace. A tool takes a JSON object (`parameters`) or, freeform,
-raw text (`text_input`: Codex's ``apply_patch`` takes a patch).
+(``to=browser.search``), so its calls are the only ones recorded in a built-in's namespace.
+A tool takes a JSON object (`parameters`) or, freeform, raw text (`text_input`: Codex's
+``apply_patch`` takes a patch).
 """
 
 from __future__ import annotations
@@ -236,6 +237,11 @@ class Citation:
         if self.last_line != self.first_line:
             lines += f"-{self.last_line}"
         return f"{self.name}:{lines}"
+
+
+def file_link(citation: Citation) -> str:
+    """The cited file as a ``file://`` URL (its line in the fragment, as editors read it)."""
+    return f"{Path(citation.path).as_uri()}#L{citation.first_line}"
 
 
 @dataclass(frozen=True)

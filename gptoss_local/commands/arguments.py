@@ -147,6 +147,11 @@ def serve_arguments(parser: argparse.ArgumentParser) -> None:
         ).format(parallel=GPU_PARALLEL),
     )  # fmt: skip
     parser.add_argument(
+        "--browser", action="store_true",
+        help=_("offer the model the browser tool over the settings' docs folders, run by the "
+            "server itself (off unless given: clients then read those files through the model)"),
+    )  # fmt: skip
+    parser.add_argument(
         "--cache-ram", type=non_negative_int, metavar="MIB",
         help=_("RAM for the caches of conversations waiting for their next turn, so that each "
             "reuses its own history (llama.cpp engine; default: a quarter of the free RAM, at most "

@@ -49,8 +49,10 @@ def _add(settings: Settings, given: list[Path]) -> int:
     for path in given:
         folder = str(path.expanduser().resolve())
         if not Path(folder).is_dir():
-            raise WishError(_("{path} is not a folder").format(path=path),
-                            _("Give the folders whose files the browser should search."))  # fmt: skip
+            raise WishError(
+                _("{path} is not a folder").format(path=path),
+                _("Give the folders whose files the browser should search."),
+            )
         if folder in folders:
             continue
         overlap = next((f for f in folders if _nested(folder, f)), None)
@@ -103,8 +105,12 @@ def _index(library: Library, folders: tuple[str, ...]) -> UpdateReport:
     print(
         _("indexed in {seconds:.1f} s: {counts}").format(
             seconds=report.seconds,
-            counts=counts.format(added=report.added, changed=report.changed,
-                                 removed=report.removed, unchanged=report.unchanged),  # fmt: skip
+            counts=counts.format(
+                added=report.added,
+                changed=report.changed,
+                removed=report.removed,
+                unchanged=report.unchanged,
+            ),
         ),
         file=sys.stderr,
     )
@@ -180,7 +186,9 @@ def _list(library: Library, settings: Settings, as_json: bool) -> None:
 
 
 def _skipped(skipped: dict[str, int]) -> str:
-    parts = [f"{skipped[r]:,} {translate(SKIPPED_WORDS[r])}" for r in SKIP_REASONS if skipped.get(r)]
+    parts = [
+        f"{skipped[r]:,} {translate(SKIPPED_WORDS[r])}" for r in SKIP_REASONS if skipped.get(r)
+    ]
     return ", ".join(parts) or "0"
 
 

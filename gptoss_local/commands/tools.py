@@ -14,8 +14,8 @@ from gptoss_local.config import Settings
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
 from gptoss_local.tools import Approvals, ToolInfo, ToolRegistry, open_tools
-from gptoss_local.tools.mcp_config import config_path
 from gptoss_local.tools.browser_tool import NAME as BROWSER
+from gptoss_local.tools.mcp_config import config_path
 from gptoss_local.tools.python_tool import NAME as PYTHON
 
 

@@ -15,7 +15,8 @@ CHUNK_CHARS = 1200
 def chunk(text: str, size: int = CHUNK_CHARS) -> Iterator[tuple[int, str]]:
     """(first line, from 0; the passage's text) for each passage of `text`."""
     lines = text.split("\n")
-    start, held, count = 0, [], 0
+    start, count = 0, 0
+    held: list[str] = []
     for number, line in enumerate(lines):
         boundary = not line.strip() or line.startswith("#")
         if held and ((count >= size and boundary) or count >= 2 * size):

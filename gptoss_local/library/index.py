@@ -209,7 +209,9 @@ class Library:
                     if progress is not None:
                         progress(Progress(folder, number, len(found), str(item.path)))
                     path = str(item.path)
-                    reason = self._file(conn, folder, folder_id, item, known.pop(path, None), report)
+                    reason = self._file(
+                        conn, folder, folder_id, item, known.pop(path, None), report
+                    )
                     if reason is not None:
                         skipped[reason] += 1
         with self._transaction() as conn:

@@ -202,7 +202,8 @@ class BrowserTool:
                 raise PageError(f"`{name}` is too large to open.")
             document = read_document(file, file.read_bytes())
         except Skipped as skip:
-            raise PageError(f"`{name}` cannot be opened: {skip.reason.replace('_', ' ')}.")
+            why = skip.reason.replace("_", " ")
+            raise PageError(f"`{name}` cannot be opened: {why}.") from None
         except OSError as exc:
             raise PageError(
                 f"Error opening `{name}`: {exc.strerror or exc}. The index may be out of date."

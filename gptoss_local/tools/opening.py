@@ -90,7 +90,9 @@ def open_tools(
             registry.set_browser(browser_tool(settings))
         except LibraryError as exc:
             hint = f" ({exc.hint})" if exc.hint else ""
-            registry.problems.append(_("The browser is off: {error}").format(error=exc.args[0]) + hint)
+            registry.problems.append(
+                _("The browser is off: {error}").format(error=exc.args[0]) + hint
+            )
     if mcp:
         try:
             servers = load_servers(mcp_path)

@@ -26,8 +26,11 @@ def _browse(channel: str = "analysis") -> list[Message]:
     return [
         Message("user", "Why do zebras have stripes?"),
         Message("assistant", reasoning="Search the notes.", tool_calls=(search,)),
-        Message("tool", "[0] zebra stripes\n**viewing lines [0 - 2] of 2**\n\nL0: ...",
-                tool_name="search"),  # fmt: skip
+        Message(
+            "tool",
+            "[0] zebra stripes\n**viewing lines [0 - 2] of 2**\n\nL0: ...",
+            tool_name="search",
+        ),
         Message("assistant", reasoning="Open the first.", tool_calls=(opened,)),
         Message("tool", "[1] Zebras (notes/zebras.md)\n...", tool_name="open"),
     ]
@@ -36,7 +39,7 @@ def _browse(channel: str = "analysis") -> list[Message]:
 def test_the_declaration_is_openai_harmonys_browser() -> None:
     theirs = oh.ToolNamespaceConfig.browser()
     assert (BROWSER.name, BROWSER.description) == (theirs.name, theirs.description)
-    assert DESCRIPTION == theirs.description
+    assert theirs.description == DESCRIPTION
     ours = [(t.name, t.description, t.parameters) for t in BROWSER.functions]
     assert ours == [(t.name, t.description, t.parameters) for t in theirs.tools]
 
