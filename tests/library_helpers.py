@@ -69,4 +69,23 @@ def write_skipped_kinds(folder: Path, outside: Path) -> None:
     (folder / "link.md").symlink_to(secret)
 
 
-__all__ = ["ZEBRA_NOTE", "pdf_bytes", "write_corpus", "write_skipped_kinds"]
+
+
+
+# The tiny model, grammar-steered: it searches, opens the first result, and answers citing
+# line 3 of the page it opened (cursor 1), which is line 4 of notes/zebras.md.
+SEARCHES = (
+    'root ::= <|channel|> "analysis" <|message|> "Let me search" <|end|> '
+    '<|start|> "assistant" <|channel|> "analysis to=browser.search code" <|message|> '
+    '"{\\"query\\": \\"zebra stripes\\"}"'
+)
+OPENS = (
+    'root ::= <|channel|> "analysis" <|message|> "Open the first" <|end|> '
+    '<|start|> "assistant" <|channel|> "analysis to=browser.open code" <|message|> '
+    '"{\\"id\\": 0}"'
+)
+CITED_ANSWER = "Their stripes deter biting flies 【1†L3】."
+CITES = (
+    'root ::= <|channel|> "analysis" <|message|> "Found it" <|end|> '
+    f'<|start|> "assistant" <|channel|> "final" <|message|> "{CITED_ANSWER}"'
+)
