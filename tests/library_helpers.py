@@ -9,14 +9,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "attachments"))
-from attach_helpers import PNG, pdf_bytes  # noqa: E402
+from attach_helpers import PNG, pdf_bytes
 
 WORDS = (
-    "river mountain engine market garden letter window silver harbour orbit meadow lantern "
-    "copper violin census glacier bakery tunnel ledger compass pepper thunder marble cactus "
-    "falcon quarry velvet anchor biscuit cobalt dolphin ember fjord granite hammock iris "
-    "jasmine kettle lagoon magnet nectar oyster pylon quiver raven saddle timber umbra"
-).split()
+    "river mountain engine market garden letter window silver harbour orbit meadow "
+    "lantern copper violin census glacier bakery tunnel ledger compass pepper thunder "
+    "marble cactus falcon quarry velvet anchor biscuit cobalt dolphin ember fjord "
+    "granite hammock iris jasmine kettle lagoon magnet nectar oyster pylon quiver raven "
+    "saddle timber umbra"
+)
+WORDS_LIST = WORDS.split()
 ZEBRA_NOTE = (
     "# Zebra stripes\n"
     "\n"
@@ -28,7 +30,7 @@ ZEBRA_NOTE = (
 
 def sentence(rng: random.Random, words: int = 12) -> str:
     """Words of `WORDS` (never the known topic's), as a sentence."""
-    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
+    return " ".join(rng.choice(WORDS_LIST) for _ in range(words)).capitalize() + "."
 
 
 def write_corpus(folder: Path, files: int, seed: int = 7) -> Path:
@@ -67,9 +69,6 @@ def write_skipped_kinds(folder: Path, outside: Path) -> None:
     secret = outside / "secret.md"
     secret.write_text("# Outside\n\nThe zebra password is hunter2.\n")
     (folder / "link.md").symlink_to(secret)
-
-
-
 
 
 # The tiny model, grammar-steered: it searches, opens the first result, and answers citing

@@ -156,3 +156,13 @@ def test_the_tokenize_reuse_benchmark_runs(tiny_gguf: Path, tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr[-2000:]
     rows = out.read_text().splitlines()[-2:]
     assert [row.split()[0] for row in rows] == ["3", "20"]
+
+
+def test_the_library_bench_runs_on_a_small_folder() -> None:
+    script = Path(__file__).resolve().parent.parent / "bench" / "library_index.py"
+    done = subprocess.run([sys.executable, str(script), "--files", "40", "--queries", "5"],
+                          capture_output=True, text=True, timeout=300, env=os.environ)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "index from nothing: " in done.stdout and "40 added" in done.stdout
+    assert "update, nothing changed: " in done.stdout and "(40 unchanged)" in done.stdout
+    assert "browser.search (results page): p50 " in done.stdout

@@ -7,7 +7,6 @@ from __future__ import annotations
 import http.client
 import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -77,8 +76,9 @@ def test_the_server_browses_and_the_client_gets_the_answer(
     assert "Found it" in message["reasoning_content"]
     assert len(seen) == 3 and all(c.builtin_tools[0].name == "browser" for c in seen)
     tool_results = [m.content for m in seen[2].messages if m.role == "tool"]
-    assert tool_results[0].startswith("[0] zebra stripes") and "(notes/notes/zebras.md)" in (
-        tool_results[1]
+    assert (
+        tool_results[0].startswith("[0] zebra stripes")
+        and "(notes/notes/zebras.md)" in (tool_results[1])
     )
     assert reply["usage"]["completion_tokens"] > 0
 

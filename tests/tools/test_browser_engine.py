@@ -98,7 +98,10 @@ def test_search_open_and_answer_with_a_citation(
             '"zebra stripes"}<|call|><|start|>browser.search to=assistant<|channel|>analysis'
             "<|message|>[0] zebra stripes"
         ) in prompt
-        assert '<|start|>assistant to=browser.open<|channel|>analysis code<|message|>{"id": 0}' in prompt
+        assert (
+            '<|start|>assistant to=browser.open<|channel|>analysis code<|message|>{"id": 0}'
+            in prompt
+        )
 
         stored = history.messages(chat.id)
         assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant", "tool",
@@ -116,8 +119,9 @@ def test_search_open_and_answer_with_a_citation(
         # The stored chain goes back to the model as it was (the browser's calls included).
         history.add_user_message(chat.id, "And lions?")
         later = history.to_conversation(chat.id, current_date=DATE)
-        assert render_prompt(list(later.messages), current_date=DATE, keep_past_tool_calls=True,
-                             builtin_tools=third.builtin_tools).count("to=browser.") == 2  # fmt: skip
+        again = render_prompt(list(later.messages), current_date=DATE, keep_past_tool_calls=True,
+                              builtin_tools=third.builtin_tools)  # fmt: skip
+        assert again.count("to=browser.") == 2
     finally:
         history.close()
 
@@ -131,7 +135,10 @@ def _run(backend: LlamaCppBackend, registry: ToolRegistry, json_lines: bool) -> 
 
 
 def test_run_prints_the_answer_and_its_sources(
-    backend: LlamaCppBackend, registry: ToolRegistry, notes: Path, capsys: pytest.CaptureFixture[str]
+    backend: LlamaCppBackend,
+    registry: ToolRegistry,
+    notes: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert _run(backend, registry, json_lines=False) == 0
     out, err = capsys.readouterr()
@@ -142,7 +149,10 @@ def test_run_prints_the_answer_and_its_sources(
 
 
 def test_run_json_lines_hold_the_citations(
-    backend: LlamaCppBackend, registry: ToolRegistry, notes: Path, capsys: pytest.CaptureFixture[str]
+    backend: LlamaCppBackend,
+    registry: ToolRegistry,
+    notes: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert _run(backend, registry, json_lines=True) == 0
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -21,7 +21,9 @@ from gptoss_local.tools.browser import BrowserTool
 @pytest.fixture
 def corpus(tmp_path: Path) -> Path:
     folder = write_corpus(tmp_path / "notes", 30)
-    long_lines = [f"Paragraph {n}: " + "a rather long sentence about okapis " * 4 for n in range(60)]
+    long_lines = [
+        f"Paragraph {n}: " + "a rather long sentence about okapis " * 4 for n in range(60)
+    ]
     (folder / "okapi.md").write_text("# Okapi\n\n" + "\n".join(long_lines) + "\n")
     return folder
 
