@@ -32,6 +32,7 @@ from gptoss_local.tools import (
     ToolCallRequested,
 )
 from gptoss_local.tui.approval import ApprovalScreen
+from gptoss_local.tui.file_links import file_link_parser, prepare_link_encoding
 from gptoss_local.tui.messages import ToolApprovalAsked
 from gptoss_local.tui.tool_views import ToolCallView
 
@@ -136,8 +137,11 @@ class ReplyView(Vertical, can_focus=True):
         with Collapsible(title=title, collapsed=not (self.live or self.keep_open),
                          classes="reasoning-box"):  # fmt: skip
             yield Markdown(reasoning, classes="reasoning")
-        yield Markdown(linked(answer, self.citations), classes="answer")
-        yield Markdown(sources_markdown(self.citations), classes="sources")
+        prepare_link_encoding()
+        yield Markdown(linked(answer, self.citations), classes="answer",
+                       parser_factory=file_link_parser)  # fmt: skip
+        yield Markdown(sources_markdown(self.citations), classes="sources",
+                       parser_factory=file_link_parser)  # fmt: skip
         yield from self.call_views
         yield Static(self._note, classes="note", markup=False)
 

@@ -5,13 +5,14 @@ deleted, touched files); the kinds of file that are skipped, and how they are co
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 from library_helpers import pdf_bytes, write_corpus, write_skipped_kinds
 
-from gptoss_local.library import Library, display_name
+from gptoss_local.library import Library, LibraryError, display_name
 from gptoss_local.library.html_text import html_text
 from gptoss_local.library.reading import kind_of
 
@@ -163,3 +164,25 @@ def test_the_index_is_private(library: Library, tmp_path: Path) -> None:
     assert library.path is not None
     assert library.path.stat().st_mode & 0o077 == 0
     assert library.path.parent.stat().st_mode & 0o077 == 0
+
+
+class _WithoutFts5(sqlite3.Connection):
+    """A connection as a SQLite built without FTS5 answers (the module is missing)."""
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:  # type: ignore[override]
+        if "fts5" in sql:
+            raise sqlite3.OperationalError("no such module: fts5")
+        return super().execute(sql, *args)  # type: ignore[arg-type]
+
+
+def test_a_sqlite_without_fts5_is_refused_with_what_to_do(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    real = sqlite3.connect
+    monkeypatch.setattr(
+        sqlite3, "connect", lambda *a, **k: real(*a, **{**k, "factory": _WithoutFts5})
+    )
+    with pytest.raises(LibraryError, match="no full-text search \\(FTS5\\)") as refused:
+        Library.open(tmp_path / "library.sqlite3")
+    assert refused.value.hint is not None and "FTS5" in refused.value.hint
+    assert not (tmp_path / "library.sqlite3").exists()  # refused before anything is made
