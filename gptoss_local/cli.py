@@ -32,6 +32,7 @@ HANDLERS = {
     "chats": "gptoss_local.commands.chats:run_chats",
     "chat": "gptoss_local.commands.chat:run_chat",
     "tools": "gptoss_local.commands.tools:run_tools",
+    "docs": "gptoss_local.commands.docs:run_docs",
     "serve": "gptoss_local.commands.serve:run_serve",
     "codex": "gptoss_local.commands.codex:run_codex",
     "engine": "gptoss_local.commands.engine:run_engine",
@@ -138,6 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
                 "List every tool the model can be offered: the built-in python tool "
                 "(and what its sandbox enforces here) and the tools of the MCP servers in mcp.json "
                 "in the config folder; or call one directly with `tools call NAME JSON`."
+            ),
+        )
+    )
+    arguments.docs_arguments(
+        commands.add_parser(
+            "docs",
+            help=_("the folders the browser tool searches offline: list, add, rm, reindex"),
+            description=_(
+                "The folders whose files the model's browser tool searches and opens, offline: "
+                "text, Markdown, code, HTML and PDF, indexed in the data folder. `docs add PATH` "
+                "adds and indexes, `docs rm PATH` removes, `docs reindex` reads what changed."
             ),
         )
     )

@@ -58,6 +58,9 @@ class Settings:
 
     `gpus`: the cards to run on, by `doctor`'s numbers in llama.cpp's order ("0,1"); "" or
     "auto" leaves the choice to the planner (`--gpus` on the command line).
+
+    `docs`: the folders the browser tool searches (absolute paths; `gptoss-local docs add`
+    writes them), indexed in the data folder.
     """
 
     backend: BackendName = "llamacpp"
@@ -74,6 +77,7 @@ class Settings:
     draft_model: str = ""
     language: str = ""
     gpus: str = ""
+    docs: tuple[str, ...] = ()
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting with a value gptoss-local cannot use."""
@@ -97,6 +101,12 @@ class Settings:
                         'lists them, or patterns such as "git__*"'
                     ).format(name=repr(name))
                 )
+        for folder in self.docs:
+            if not isinstance(folder, str) or not os.path.isabs(folder):
+                raise ValueError(
+                    _("docs holds {folder}: use absolute paths of folders, as "
+                      "`gptoss-local docs add` writes them").format(folder=repr(folder))
+                )  # fmt: skip
         if self.context_policy not in CONTEXT_POLICIES:
             raise ValueError(_one_of("context_policy", CONTEXT_POLICIES, self.context_policy))
         if self.draft not in DRAFTERS:

@@ -9,8 +9,10 @@ from, and the events an `AssistantDraft` folds into the assistant's message).
 
 Names of tools and calls must be plain identifiers, and a function may not take the name of
 one of gpt-oss's built-in tools: the model addresses tools by these names (``to=functions.NAME``),
-whichever engine renders the prompt. A tool takes a JSON object (`parameters`) or, freeform,
-raw text (`text_input`: Codex's ``apply_patch`` takes a patch).
+whichever engine renders the prompt. The built-in browser is a namespace of its own
+(``to=browser.search``), so its calls are the only ones recorded in a built-in's namespace.
+A tool takes a JSON object (`parameters`) or, freeform, raw text (`text_input`: Codex's
+``apply_patch`` takes a patch).
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from gptoss_local.events import (
 # gpt-oss was trained with built-in tools of these names; a function of the same name makes
 # the model address the built-in (to=python) instead of ours.
 RESERVED_TOOL_NAMES: frozenset[str] = frozenset({"python", "browser"})
-# The built-ins gptoss-local can offer. The browser needs the internet: never offered.
-BUILTIN_TOOL_NAMES: frozenset[str] = frozenset({"python"})
+# The built-ins gptoss-local can offer: python, and the browser over the user's own folders.
+BUILTIN_TOOL_NAMES: frozenset[str] = frozenset({"python", "browser"})
+# Built-ins that are namespaces of functions (``browser.search``), not one tool taking code.
+BUILTIN_NAMESPACES: frozenset[str] = frozenset({"browser"})
 # The namespace of function tools; tools may also come in namespaces of their own.
 FUNCTIONS = "functions"
 # Where a call is written, and so where its answer goes back.
@@ -59,9 +63,12 @@ def _check_name(name: str, what: str) -> None:
         raise ValueError(f"{what} name {name!r} must be an identifier ([A-Za-z_][A-Za-z0-9_]*)")
 
 
-def _check_namespace(namespace: str) -> None:
-    """Refuse a namespace that is not an identifier or is a built-in tool's."""
+def _check_namespace(namespace: str, *, builtin_ok: bool = False) -> None:
+    """Refuse a namespace that is not an identifier or is a built-in tool's (unless
+    `builtin_ok`: a call of the built-in browser is recorded in its namespace)."""
     _check_name(namespace, "namespace")
+    if builtin_ok and namespace in BUILTIN_NAMESPACES:
+        return
     if namespace.lower() in RESERVED_TOOL_NAMES:
         raise ValueError(f"namespace {namespace!r} collides with gpt-oss's built-in "
                          f"{namespace.lower()!r} tool")  # fmt: skip
@@ -72,6 +79,12 @@ def split_recipient(recipient: str) -> tuple[str, str]:
     ``("multi_agent", "spawn")``); a bare name is a function's."""
     namespace, dot, name = recipient.partition(".")
     return (namespace, name) if dot else (FUNCTIONS, recipient)
+
+
+def answered_name(call_name: str) -> str:
+    """The `Message.tool_name` of a call's result: the tool's name without its namespace
+    (``browser.search`` -> ``search``), as the renderer matches results to calls."""
+    return split_recipient(call_name)[1]
 
 
 @dataclass(frozen=True)
@@ -127,16 +140,23 @@ class Tool:
 
 @dataclass(frozen=True)
 class BuiltinTool:
-    """A tool gpt-oss was trained with, described in the system message (the model calls it
-    by its bare name, ``to=python``, not as a function)."""
+    """A tool gpt-oss was trained with, described in the system message: python, which the
+    model calls by its bare name (``to=python``) with code; or the browser, a namespace whose
+    `functions` it calls as ``browser.search`` (their `namespace` is not read: the built-in's
+    name is theirs)."""
 
     name: str
     description: str
+    functions: tuple[Tool, ...] = ()
 
     def __post_init__(self) -> None:
         if self.name not in BUILTIN_TOOL_NAMES:
             known = ", ".join(sorted(BUILTIN_TOOL_NAMES))
             raise ValueError(f"no built-in tool {self.name!r}; gptoss-local offers: {known}")
+        object.__setattr__(self, "functions", tuple(self.functions))
+        if bool(self.functions) != (self.name in BUILTIN_NAMESPACES):
+            raise ValueError(f"the built-in {self.name!r} is a namespace of functions only "
+                             "if it is the browser")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -153,7 +173,7 @@ class ToolCallRecord:
 
     def __post_init__(self) -> None:
         _check_name(self.name, "tool call")
-        _check_namespace(self.namespace)
+        _check_namespace(self.namespace, builtin_ok=True)
         if self.channel not in CALL_CHANNELS:
             raise ValueError(
                 f"a tool call's channel must be analysis or commentary, not {self.channel!r}"
@@ -187,6 +207,41 @@ class Attachment:
             raise ValueError(f"attachment {self.name!r}: give its bytes or its path, not both")
         if self.data is None and self.path is None and self.text is None:
             raise ValueError(f"attachment {self.name!r} has no bytes, path or text")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A citation the model wrote after browsing (``【3†L10-L15】``: page 3, its lines 10 to
+    15), resolved to the file and the file's own lines it points at.
+
+    Attributes:
+        marker: The citation as the model wrote it, to find it in the answer's text.
+        path: The file's absolute path.
+        name: How the file is named for people (``notes/setup.md``: its folder, then the
+            path inside it).
+        first_line: The first line cited, counted from 1 in the file (for a PDF or an HTML
+            file: in its text as the model read it).
+        last_line: The last line cited (equal to `first_line` for one line).
+    """
+
+    marker: str
+    path: str
+    name: str
+    first_line: int
+    last_line: int
+
+    @property
+    def label(self) -> str:
+        """``notes/setup.md:10-15`` (``:10`` for one line)."""
+        lines = str(self.first_line)
+        if self.last_line != self.first_line:
+            lines += f"-{self.last_line}"
+        return f"{self.name}:{lines}"
+
+
+def file_link(citation: Citation) -> str:
+    """The cited file as a ``file://`` URL (its line in the fragment, as editors read it)."""
+    return f"{Path(citation.path).as_uri()}#L{citation.first_line}"
 
 
 @dataclass(frozen=True)
@@ -231,7 +286,7 @@ class Conversation:
 
 def call_record(call: ToolCall) -> ToolCallRecord | None:
     """The call as it goes back into the conversation, or None when its name cannot be a
-    tool's (the model addressed something that is none, e.g. ``browser.search``): no tool
+    tool's (the model addressed something that is none, e.g. ``web.run.search``): no tool
     could have answered it, so the model loses nothing when it is left out.
 
     Arguments that did not parse go back as the model wrote them; a call on an odd channel

@@ -127,6 +127,7 @@ LAYERS = (
     ("plan",),
     ("serve",),
     ("tools",),
+    ("library",),
     ("session",),
     ("attachments",),
     ("hardware",),

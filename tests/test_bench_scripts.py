@@ -179,3 +179,13 @@ def test_the_eagle_benchmark_runs_on_the_cpu(
         assert placement["pinned eagle K=3"]["per_decode"][0] > 3
         assert placement["eagle K=3 ungoverned"]["per_decode"][0] < 1.5
     assert "derived (not measured)" in done.stdout
+
+
+def test_the_library_bench_runs_on_a_small_folder() -> None:
+    script = Path(__file__).resolve().parent.parent / "bench" / "library_index.py"
+    done = subprocess.run([sys.executable, str(script), "--files", "40", "--queries", "5"],
+                          capture_output=True, text=True, timeout=300, env=os.environ)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "index from nothing: " in done.stdout and "40 added" in done.stdout
+    assert "update, nothing changed: " in done.stdout and "(40 unchanged)" in done.stdout
+    assert "browser.search (results page): p50 " in done.stdout

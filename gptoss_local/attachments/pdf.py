@@ -19,7 +19,7 @@ def pdf_block(name: str, data: bytes) -> str:
     Raises:
         AttachmentRefused: the PDF is encrypted with a password, damaged, or has no text.
     """
-    pages = _page_texts(name, data)
+    pages = page_texts(name, data)
     if not any(text.strip() for text in pages):
         raise AttachmentRefused(
             _(
@@ -35,9 +35,13 @@ def pdf_block(name: str, data: bytes) -> str:
     return f"File: {name} (PDF, {count}, text only)\n{body}"
 
 
-def _page_texts(name: str, data: bytes) -> list[str]:
+def page_texts(name: str, data: bytes) -> list[str]:
     """The text of every page; an encrypted PDF is opened with the empty password first, since
-    many are encrypted only to restrict printing or copying and open without one."""
+    many are encrypted only to restrict printing or copying and open without one.
+
+    Raises:
+        AttachmentRefused: the PDF is encrypted with a password, or damaged.
+    """
     # pypdf takes ~0.1 s to import (measured with pypdf 7.1), so only when a PDF is attached.
     import pypdf
 

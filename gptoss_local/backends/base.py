@@ -134,7 +134,8 @@ class Capabilities:
         freeform_tools: It offers freeform tools (`Tool.text_input`: raw text, not a JSON
             object), which only an engine that renders the prompt itself can describe; an
             engine that takes JSON-schema functions only would offer them as something else.
-        builtin_tools: It offers gpt-oss's built-in tools (python) as the model knows them.
+        builtin_tools: It offers gpt-oss's built-in tools (python) as the model knows them
+            (the browser, a namespace of functions, needs `namespaces` too).
         response_format: It holds the answer to a `ResponseFormat`.
         tool_choice: It holds a reply to a forced `ToolChoice` (a call, of the named tool).
         penalties: It applies `GenerationSettings`' frequency and presence penalties.
@@ -278,6 +279,8 @@ def check_request(capabilities: Capabilities, request: ReplyRequest, engine: str
          any(t.text_input is not None for t in conversation.tools) and not c.freeform_tools),
         ("builtin_tools", "offer built-in tools (python)",
          bool(conversation.builtin_tools) and not c.builtin_tools),
+        ("builtin_tools", "offer the built-in browser (a namespace of functions)",
+         any(b.functions for b in conversation.builtin_tools) and not c.namespaces),
         ("response_format", "hold a reply to a response format",
          request.response_format is not None and not c.response_format),
         ("tool_choice", "make the model call a tool",

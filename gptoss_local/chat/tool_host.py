@@ -4,8 +4,9 @@ Building the registry starts the MCP servers (seconds), so the chat opens at onc
 follow: `ToolHost.open` runs the build on a worker and reports its `problems` when done. A reply
 that starts earlier waits for it (`for_chat`), so every reply and every prefill offers the same
 tools. Each chat gets its own python tool (scratch folder ``python/chat-ID``), switched when
-another chat replies or is prefilled; each chat also keeps its own `Approvals`, so "always for
-this chat" lasts as long as the app runs.
+another chat replies or is prefilled, and its own browser pages (the browser, offered when the
+settings name `docs` folders, is one index for the app); each chat also keeps its own
+`Approvals`, so "always for this chat" lasts as long as the app runs.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ class ChatTools:
 
 
 def _open(settings: Settings) -> ToolRegistry:
-    registry = open_tools(settings, label="chat", python=False)
+    # The browser's index is brought up to date here, on the build's thread, not the UI's.
+    registry = open_tools(settings, label="chat", python=False, browser=bool(settings.docs))
     try:  # on this thread, so the first chat's python tool is made without a wait
         detect()
     except ToolsError as exc:
@@ -121,6 +123,8 @@ class ToolHost:
                     python = None
                 registry.set_python(python)
                 self._python_chat = chat_id
+            if chat_id is not None and registry.browser is not None:
+                registry.browser.switch(chat_id)  # each chat browses its own pages
             return registry
 
     def approvals(self, chat_id: int, ask: Ask) -> Approvals:

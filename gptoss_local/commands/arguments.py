@@ -152,6 +152,11 @@ def serve_arguments(parser: argparse.ArgumentParser) -> None:
         ).format(parallel=GPU_PARALLEL),
     )  # fmt: skip
     parser.add_argument(
+        "--browser", action="store_true",
+        help=_("offer the model the browser tool over the settings' docs folders, run by the "
+            "server itself (off unless given: clients then read those files through the model)"),
+    )  # fmt: skip
+    parser.add_argument(
         "--cache-ram", type=non_negative_int, metavar="MIB",
         help=_("RAM for the caches of conversations waiting for their next turn, so that each "
             "reuses its own history (llama.cpp engine; default: a quarter of the free RAM, at most "
@@ -320,6 +325,36 @@ def tools_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", default=argparse.SUPPRESS,
         help=_("print the result as one JSON object"),
     )  # fmt: skip
+
+
+def docs_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `docs` and its subcommands `list` (the default), `add`, `rm`, `reindex`."""
+    parser.add_argument("--json", action="store_true", help=_("print one JSON document"))
+    actions = parser.add_subparsers(dest="docs_command", metavar="{list,add,rm,reindex}")
+    listing = actions.add_parser("list", help=_("list the folders, their files and the index"))
+    listing.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help=_("print one JSON document")
+    )
+    add = actions.add_parser(
+        "add",
+        help=_("let the browser search these folders (indexed now)"),
+        description=_("Add folders to the browser's (settings' `docs`) and index their files."),
+    )
+    add.add_argument("paths", nargs="+", type=Path, metavar="PATH", help=_("a folder"))
+    remove = actions.add_parser(
+        "rm",
+        help=_("stop searching a folder (its files leave the index)"),
+        description=_("Remove a folder from the browser's, and its files from the index."),
+    )
+    remove.add_argument("path", type=Path, metavar="PATH", help=_("a folder the browser searches"))
+    actions.add_parser(
+        "reindex",
+        help=_("bring the index up to date (only changed files are read again)"),
+        description=_(
+            "Walk the folders again: new and changed files are indexed, deleted ones leave "
+            "the index; a file whose size and time are unchanged is not read."
+        ),
+    )
 
 
 def engine_arguments(parser: argparse.ArgumentParser) -> None:

@@ -32,7 +32,7 @@ from gptoss_local.commands.run_request import (
     tool_choice,
 )
 from gptoss_local.config import Settings
-from gptoss_local.conversation import Conversation, Message, Tool
+from gptoss_local.conversation import Citation, Conversation, Message, Tool, file_link
 from gptoss_local.errors import WishError
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.harmony import render_prompt
@@ -50,6 +50,7 @@ from gptoss_local.tools import (
     ToolRegistry,
     open_tools,
 )
+from gptoss_local.tools.browser_tool import NAME as BROWSER
 from gptoss_local.tools.python_tool import NAME as PYTHON
 
 
@@ -95,8 +96,10 @@ def _registry(
     registry = ToolRegistry()
     if wanted:
         python = any(fnmatch.fnmatchcase(PYTHON, name) for name in wanted)
-        mcp = any(name != PYTHON for name in wanted)
-        registry = open_tools(settings, label="run", python=python, mcp=mcp, strict=True)
+        browser = any(fnmatch.fnmatchcase(BROWSER, name) for name in wanted)
+        mcp = any(name not in (PYTHON, BROWSER) for name in wanted)
+        registry = open_tools(settings, label="run", python=python, mcp=mcp, strict=True,
+                              browser=browser)  # fmt: skip
         registry.keep(lambda found: any(fnmatch.fnmatchcase(found, name) for name in wanted))
         names = [info.name for info in registry.infos()]
         missing = [w for w in wanted if not any(fnmatch.fnmatchcase(n, w) for n in names)]
@@ -159,10 +162,12 @@ def _stream(
     stats: Stats | None = None
     turn: list[str] = []  # the answer of the turn streaming now
     answer, ended = "", "answered"
+    citations: tuple[Citation, ...] = ()
     try:
         for event in loop.run(conversation, generation, cancel):
             if isinstance(event, ReplyEnded):
                 stats, answer, turn = event.stats, "".join(turn), []
+                citations = event.citations
             elif isinstance(event, ChainEnded):
                 ended = event.reason
             elif writer:
@@ -172,9 +177,16 @@ def _stream(
             if isinstance(event, AnswerDelta):
                 turn.append(event.text)
         if writer:
+            writer.cited(citations)
             writer.done(stats)
         else:
             sys.stdout.write("\n")
+            for citation in citations:
+                _stderr(
+                    _("[source] {marker} {label} {link}").format(
+                        marker=citation.marker, label=citation.label, link=file_link(citation)
+                    )
+                )
             if stats is not None and stats.stop_reason == "length":
                 _stderr(_("[stopped: --max-tokens reached]"))
     finally:
@@ -279,6 +291,11 @@ class _JsonWriter:
         else:
             return
         self._write(record)
+
+    def cited(self, citations: tuple[Citation, ...]) -> None:
+        """The files and lines the answer cites (the browser's), when it cites any."""
+        if citations:
+            self._write({"type": "citations", "citations": [asdict(c) for c in citations]})
 
     def done(self, stats: Stats | None) -> None:
         """The last line: what the reply cost."""

@@ -17,8 +17,10 @@ from gptoss_local.errors import UnknownModelError, WishError
 from gptoss_local.i18n import _
 from gptoss_local.launch.engines import engine
 from gptoss_local.launch.prepare import prepare
+from gptoss_local.library import Library
 from gptoss_local.plan.planner import Plan
 from gptoss_local.plan.wishes import Wishes, wishes_from
+from gptoss_local.serve.browsing import BrowsingStreamer
 from gptoss_local.serve.capacity import GPU_PARALLEL, cache_ram_bytes
 from gptoss_local.serve.guard import Guard, bind_problem
 from gptoss_local.serve.server import ApiServer, make_server
@@ -37,19 +39,42 @@ def run_serve(args: argparse.Namespace) -> int:
         raise WishError(problem)  # before the load, which can take minutes
     guard = Guard(args.host, args.port, key, tuple(args.cors),
                   frozenset(h.lower() for h in args.allowed_host))  # fmt: skip
+    library = _library(settings) if args.browser else None  # refused before the load
     prepared = prepare(wishes, settings, warn=warn, tune=partial(_parallel, args.parallel))
     ready = prepared.ready
     assert ready is not None  # made ready: `serve` asks nothing first
     backend = ready.open(LoadNotes())
     if backend.capabilities.keep_conversations:  # Ollama keeps its own caches
         backend.keep_conversations(cache_ram_bytes(args.cache_ram))
+    stream = None
+    if library is not None:
+        stream = BrowsingStreamer(backend.stream, library, settings.docs, settings.max_tool_calls)
+        print(_("the browser searches: {folders}").format(folders=", ".join(settings.docs)),
+              file=sys.stderr)  # fmt: skip
     try:
         names = (ready.model, *model_aliases(prepared.preparation.catalog, ready.model))
-        server = listen(Service(backend, names, ready.generation, args.max_waiting), guard)
+        service = Service(backend, names, ready.generation, args.max_waiting, stream)
+        server = listen(service, guard)
         _serve(server, ready.model, guard)
     finally:
         backend.close()
+        if library is not None:
+            library.close()
     return 0
+
+
+def _library(settings: config.Settings) -> Library:
+    """The index of the settings' `docs` folders, brought up to date, for `--browser`."""
+    if not settings.docs:
+        raise WishError(_("--browser: the browser has no folders to search"),
+                        _("Add one with `gptoss-local docs add PATH`."))  # fmt: skip
+    library = Library.open()
+    try:
+        library.update(settings.docs)
+    except BaseException:
+        library.close()
+        raise
+    return library
 
 
 def _parallel(asked: int | None, wishes: Wishes, plan: Plan) -> Wishes:

@@ -14,6 +14,7 @@ from gptoss_local.config import Settings
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
 from gptoss_local.tools import Approvals, ToolInfo, ToolRegistry, open_tools
+from gptoss_local.tools.browser_tool import NAME as BROWSER
 from gptoss_local.tools.mcp_config import config_path
 from gptoss_local.tools.python_tool import NAME as PYTHON
 
@@ -23,7 +24,7 @@ def run_tools(args: argparse.Namespace) -> int:
     settings = config.load()
     if args.tools_command == "call":
         return _call(args, settings)
-    registry = open_tools(settings, label="call")
+    registry = open_tools(settings, label="call", browser=bool(settings.docs))
     try:
         if args.json:
             _print_json(registry, settings)
@@ -88,7 +89,9 @@ def _summary(info: ToolInfo) -> str:
 def _call(args: argparse.Namespace, settings: Settings) -> int:
     arguments = _arguments(args.arguments)
     # The python tool costs nothing until called; MCP servers only start for their tools.
-    registry = open_tools(settings, label="call", mcp=args.name != PYTHON)
+    browsing = args.name.split(".")[0] == BROWSER
+    registry = open_tools(settings, label="call", mcp=args.name != PYTHON and not browsing,
+                          browser=browsing)  # fmt: skip
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_args: cancel.set())
     try:

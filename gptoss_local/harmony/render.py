@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gptoss_local.conversation import (
+    BUILTIN_NAMESPACES,
     BUILTIN_TOOL_NAMES,
     FUNCTIONS,
     BuiltinTool,
@@ -115,13 +116,23 @@ def _system_body(
         f"Reasoning: {effort}\n\n"
     )
     if builtins:
-        body += "# Tools\n\n" + "".join(f"## {b.name}\n\n{b.description}\n\n" for b in builtins)
+        # openai-harmony keeps the system message's tools in a map ordered by name.
+        ordered = sorted(builtins, key=lambda b: b.name)
+        body += "# Tools\n\n" + "".join(f"{_builtin(b)}\n\n" for b in ordered)
     body += (
         "# Valid channels: analysis, commentary, final. Channel must be included for every message."
     )
     if has_tools:
         body += "\nCalls to these tools must go to the commentary channel: 'functions'."
     return body
+
+
+def _builtin(tool: BuiltinTool) -> str:
+    """python: its description as it is; the browser: a namespace of its functions, with its
+    description as the namespace's comment (openai-harmony's browser config)."""
+    if not tool.functions:
+        return f"## {tool.name}\n\n{tool.description}"
+    return _namespace(tool.name, tool.functions, tool.description)
 
 
 def _developer_body(
@@ -142,8 +153,10 @@ def _developer_body(
     return "\n\n".join(sections)
 
 
-def _namespace(name: str, tools: Sequence[Tool]) -> str:
-    described = next((t.namespace_description for t in tools if t.namespace_description), "")
+def _namespace(name: str, tools: Sequence[Tool], described: str = "") -> str:
+    described = described or next(
+        (t.namespace_description for t in tools if t.namespace_description), ""
+    )
     lines = [f"## {name}", "", *(f"// {line}" for line in described.splitlines())]
     lines += [f"namespace {name} {{", ""]
     for tool in tools:
@@ -226,8 +239,13 @@ def _answered_call(msg: Message, unanswered: list[ToolCallRecord]) -> ToolCallRe
 
 
 def _author(call: ToolCallRecord) -> str:
-    # Built-ins are addressed by their bare name, other tools within their namespace.
-    return call.name if call.name in BUILTIN_TOOL_NAMES else _recipient(call.namespace, call.name)
+    # python is addressed by its bare name, other tools (the browser's too) within their
+    # namespace.
+    return call.name if _is_python(call) else _recipient(call.namespace, call.name)
+
+
+def _is_python(call: ToolCallRecord) -> bool:
+    return call.name in BUILTIN_TOOL_NAMES and call.namespace not in BUILTIN_NAMESPACES
 
 
 def _recipient(namespace: str, name: str) -> str:
@@ -235,14 +253,19 @@ def _recipient(namespace: str, name: str) -> str:
 
 
 def _call(call: ToolCallRecord, freeform: frozenset[str]) -> str:
-    # Recipient in the role part, then the content type (`code` for the python tool,
-    # `<|constrain|>json` for functions, none for a freeform tool's raw text), as harmony's
-    # current renderer writes it; a call ends with <|call|>, not <|end|>, in history too.
+    # Recipient in the role part, then the content type (`code` for the python tool and for
+    # the browser, whose calls gpt-oss writes as ``to=browser.search code``; `<|constrain|>json`
+    # for functions, none for a freeform tool's raw text), as harmony's current renderer writes
+    # it; a call ends with <|call|>, not <|end|>, in history too.
     args = call.arguments
-    if call.name in BUILTIN_TOOL_NAMES:
+    if _is_python(call):
         code = args.get("code") if isinstance(args, dict) else args
         text = code if isinstance(code, str) else json.dumps(args, ensure_ascii=False)
         header = f"assistant to={call.name}<|channel|>{call.channel} code"
+    elif call.namespace in BUILTIN_NAMESPACES:
+        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        to = _recipient(call.namespace, call.name)
+        header = f"assistant to={to}<|channel|>{call.channel} code"
     else:
         text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
         to = _recipient(call.namespace, call.name)

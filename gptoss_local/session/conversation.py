@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 
 from gptoss_local.attachments.message import with_attachments
-from gptoss_local.conversation import Conversation, Message, Tool, call_record
+from gptoss_local.conversation import Conversation, Message, Tool, answered_name, call_record
 from gptoss_local.session.records import Chat, Compaction, StoredMessage
 
 # How the summary of a compacted chat is put before the messages kept: as a user message, so
@@ -74,7 +74,8 @@ def _message(stored: StoredMessage) -> Message | None:
     if stored.role == "user":
         return Message("user", with_attachments(stored.content, stored.attachments))
     if stored.role != "assistant":
-        return Message(stored.role, stored.content, tool_name=stored.tool_name)
+        name = answered_name(stored.tool_name) if stored.tool_name else None
+        return Message(stored.role, stored.content, tool_name=name)
     if not _included(stored):
         return None
     found = (call_record(call) for call in stored.tool_calls)

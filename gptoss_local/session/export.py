@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gptoss_local.conversation import Citation, file_link
 from gptoss_local.events import ToolCall
 from gptoss_local.session.records import Chat, Compaction, StoredMessage, call_to_dict
 
@@ -52,6 +53,7 @@ def message_to_dict(message: StoredMessage) -> dict[str, Any]:
         "created_at": message.created_at.isoformat(),
         "updated_at": message.updated_at.isoformat(),
         "attachments": [dataclasses.asdict(attached) for attached in message.attachments],
+        "citations": [dataclasses.asdict(citation) for citation in message.citations],
     }
 
 
@@ -141,11 +143,22 @@ def _message_markdown(message: StoredMessage) -> str:
         reasoning = re.sub(r"</(details)", r"&lt;/\1", message.reasoning, flags=re.IGNORECASE)
         parts.append(f"<details><summary>Reasoning</summary>\n\n{reasoning}\n\n</details>")
     if message.content:
-        parts.append(message.content)
+        parts.append(linked(message.content, message.citations))
+    if message.citations:
+        cited = [f"- {c.marker} [{c.label}]({file_link(c)})" for c in message.citations]
+        parts.append("**Sources**\n\n" + "\n".join(cited))
     for call in message.tool_calls:
         parts.append(f"**Tool call** `{call.name}`\n\n{_call_body(call)}")
     parts.append(f"*{stats_line(message)}*")
     return "\n\n".join(parts)
+
+
+def linked(text: str, citations: Sequence[Citation]) -> str:
+    """`text` with each citation the model wrote (``【3†L10-L15】``) turned into a Markdown
+    link to the file and lines it cites (``[notes/a.md:10-15](file:///…#L10)``)."""
+    for citation in citations:
+        text = text.replace(citation.marker, f"[{citation.label}]({file_link(citation)})")
+    return text
 
 
 def _call_body(call: ToolCall) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import TracebackType
 
 from gptoss_local.attachments.model import AttachedFile
-from gptoss_local.conversation import Conversation, Message, Tool
+from gptoss_local.conversation import Citation, Conversation, Message, Tool
 from gptoss_local.kinds import EFFORTS
 from gptoss_local.session import storage
 from gptoss_local.session.conversation import conversation_entries, conversation_from
@@ -37,6 +37,7 @@ from gptoss_local.session.records import (
     StoredMessage,
     attached_from_row,
     chat_from_row,
+    citation_from_row,
     compaction_from_row,
     message_from_row,
     time_text,
@@ -243,11 +244,34 @@ class History(ReplyWriter):
                 "WHERE m.chat_id = ? ORDER BY a.message_id, a.position",
                 (chat_id,),
             ).fetchall()
+            cited = self._conn.execute(
+                "SELECT c.* FROM citations c JOIN messages m ON m.id = c.message_id "
+                "WHERE m.chat_id = ? ORDER BY c.message_id, c.position",
+                (chat_id,),
+            ).fetchall()
         files: dict[int, list[AttachedFile]] = {}
         for row in attached:
             files.setdefault(row["message_id"], []).append(attached_from_row(row))
+        sources: dict[int, list[Citation]] = {}
+        for row in cited:
+            sources.setdefault(row["message_id"], []).append(citation_from_row(row))
         found = [message_from_row(row) for row in rows]
-        return [replace(m, attachments=tuple(files[m.id])) if m.id in files else m for m in found]
+        return [
+            replace(
+                m, attachments=tuple(files.get(m.id, ())), citations=tuple(sources.get(m.id, ()))
+            )
+            for m in found
+        ]
+
+    def add_citations(self, message_id: int, citations: Iterable[Citation]) -> None:
+        """Keep the files and lines a reply's answer cites (resolved while its pages exist)."""
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT INTO citations (message_id, position, marker, path, name, first_line, "
+                "last_line) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(message_id, n, c.marker, c.path, c.name, c.first_line, c.last_line)
+                 for n, c in enumerate(citations)],
+            )  # fmt: skip
 
     def delete_from(self, message_id: int) -> int:
         """Delete a message and every later one of its chat (to regenerate or edit and resend).

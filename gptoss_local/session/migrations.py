@@ -81,7 +81,23 @@ CREATE TABLE compactions (
 CREATE INDEX compactions_by_chat ON compactions (chat_id, before_seq);
 """
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2)
+# The files and lines an answer cites (the browser's 【3†L10-L15】), resolved when it was
+# written: the pages they point at are gone once the reply is over.
+_V3 = """
+CREATE TABLE citations (
+    id INTEGER PRIMARY KEY,
+    message_id INTEGER NOT NULL REFERENCES messages (id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    marker TEXT NOT NULL,
+    path TEXT NOT NULL,
+    name TEXT NOT NULL,
+    first_line INTEGER NOT NULL,
+    last_line INTEGER NOT NULL,
+    UNIQUE (message_id, position)
+);
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:

@@ -15,6 +15,7 @@ from typing import Any, Literal, cast
 
 from gptoss_local.attachments.model import AttachedFile, Kind
 from gptoss_local.backends.base import Stats
+from gptoss_local.conversation import Citation
 from gptoss_local.events import ToolCall
 from gptoss_local.kinds import EFFORTS, Effort
 
@@ -45,7 +46,8 @@ class StoredMessage:
 
     For assistant replies `content` is the answer (or the preamble before tool calls), `reasoning`
     the chain of thought, and `status` says how the reply ended: "partial" while it streams (or
-    after a crash), "stopped" by the user, "failed" with `error`, else "complete".
+    after a crash), "stopped" by the user, "failed" with `error`, else "complete". `citations`:
+    the files and lines its answer cites, as they were resolved when it was written.
     """
 
     id: int
@@ -63,6 +65,7 @@ class StoredMessage:
     updated_at: dt.datetime
     error: str | None
     attachments: tuple[AttachedFile, ...] = ()
+    citations: tuple[Citation, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,11 @@ def attached_from_row(row: sqlite3.Row) -> AttachedFile:
     """An `AttachedFile` from a row of ``attachments``."""
     kind = cast(Kind, row["kind"] if row["kind"] in ("text", "pdf", "folder") else "text")
     return AttachedFile(row["name"], row["path"], row["sha256"], kind, row["text"], row["tokens"])
+
+
+def citation_from_row(row: sqlite3.Row) -> Citation:
+    """A `Citation` from a row of ``citations``."""
+    return Citation(row["marker"], row["path"], row["name"], row["first_line"], row["last_line"])
 
 
 def utc_now() -> dt.datetime:

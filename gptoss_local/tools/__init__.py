@@ -21,7 +21,7 @@ from gptoss_local.tools.events import (
     ToolCallRequested,
 )
 from gptoss_local.tools.loop import MAX_CALLS, ToolLoop
-from gptoss_local.tools.opening import open_tools, python_tool, scratch_dir
+from gptoss_local.tools.opening import browser_tool, open_tools, python_tool, scratch_dir
 from gptoss_local.tools.recorder import HistoryRecorder
 from gptoss_local.tools.registry import ToolInfo, ToolRegistry
 from gptoss_local.tools.result import ToolOutput
@@ -47,6 +47,7 @@ __all__ = [
     "ToolsError",
     "UnknownToolError",
     "Verdict",
+    "browser_tool",
     "open_tools",
     "python_tool",
     "scratch_dir",

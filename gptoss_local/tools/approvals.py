@@ -54,13 +54,14 @@ class Approvals:
         self._always.add(name)
 
     def decide(self, call: ToolCall, tool: ToolInfo) -> Verdict:
-        """May `call` run? Asks when nothing standing says so."""
-        if self.allows(call.name):
-            return Verdict(True, "always" if call.name in self._always else "allowed")
+        """May `call` run? Asks when nothing standing says so. Permissions are the tool's
+        (``browser`` allows ``browser.search`` and ``browser.open`` alike)."""
+        if self.allows(tool.name):
+            return Verdict(True, "always" if tool.name in self._always else "allowed")
         if self.ask is None:
             return Verdict(False, "not_allowed")
         answer = self.ask(call, tool)
         if answer == "always":
-            self.allow_always(call.name)
+            self.allow_always(tool.name)
             return Verdict(True, "always")
         return Verdict(answer == "once", "once" if answer == "once" else "denied")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gptoss_local.backends.base import Stats
-from gptoss_local.conversation import Message
+from gptoss_local.conversation import Citation, Message
 from gptoss_local.events import Event, ToolCall
 from gptoss_local.tools.approvals import How
 from gptoss_local.tools.registry import ToolInfo
@@ -24,17 +24,19 @@ ChainEndReason = Literal[
     "cancelled",  # the cancel event was set
     "limit",  # the model kept calling after the per-reply limit was reached
     "external_call",  # a call of a function the caller runs (`run --tools`): its turn now
-    "not_a_tool",  # the model addressed something no tool can be (e.g. browser.search)
+    "not_a_tool",  # the model addressed something not offered (e.g. browser.search, no browser)
     "unfinished",  # the output ended inside a call, or without ending the turn
 ]
 
 
 @dataclass(frozen=True)
 class ReplyEnded:
-    """One model turn is over: the message as it joins the conversation, and what it cost."""
+    """One model turn is over: the message as it joins the conversation, what it cost, and
+    the browser's citations in its answer, resolved to files and lines."""
 
     message: Message
     stats: Stats | None
+    citations: tuple[Citation, ...] = ()
 
 
 @dataclass(frozen=True)

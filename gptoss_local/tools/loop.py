@@ -18,7 +18,15 @@ from collections.abc import Generator, Iterator
 from dataclasses import replace
 
 from gptoss_local.backends.base import Backend, GenerationSettings, ReplyRequest, check_request
-from gptoss_local.conversation import AssistantDraft, Conversation, Message, call_record
+from gptoss_local.conversation import (
+    BUILTIN_NAMESPACES,
+    AssistantDraft,
+    Conversation,
+    Message,
+    answered_name,
+    call_record,
+    split_recipient,
+)
 from gptoss_local.events import ToolCall
 from gptoss_local.tools.approvals import Approvals
 from gptoss_local.tools.events import (
@@ -84,7 +92,8 @@ class ToolLoop:
                 draft.add(event)
                 yield event
             message = draft.message()
-            yield ReplyEnded(message, reply.stats)
+            cited = self.registry.cite(message.content) if not draft.calls else ()
+            yield ReplyEnded(message, reply.stats, cited)
             ended = self._verdict(draft, cancel, warned and answered >= self.max_calls)
             if ended is not None:
                 yield from self._refuse(draft.calls, ended)
@@ -98,7 +107,8 @@ class ToolLoop:
                 finished = yield from self._answer(call, tool, over, cancel)
                 answered += 1
                 yield finished
-                messages.append(Message("tool", finished.output.content, tool_name=call.name))
+                result = finished.output.content
+                messages.append(Message("tool", result, tool_name=answered_name(call.name)))
             if cancel.is_set():
                 yield ChainEnded("cancelled")
                 return
@@ -113,12 +123,18 @@ class ToolLoop:
             return ChainEnded("unfinished" if draft.ended == "truncated" else "answered")
         if draft.ended != "call":
             return ChainEnded("unfinished")
-        if any(call_record(call) is None for call in draft.calls):
+        if any(call_record(call) is None or self._unoffered(call) for call in draft.calls):
             return ChainEnded("not_a_tool")
         tools = [self.registry.get(call.name) for call in draft.calls]
         if any(tool is not None and not tool.runnable for tool in tools):
             return ChainEnded("external_call")
         return ChainEnded("limit") if spent else None
+
+    def _unoffered(self, call: ToolCall) -> bool:
+        """A call of a built-in this chain does not offer (``browser.search`` without the
+        browser): the model reached for its training, not for a tool it was shown."""
+        namespace = split_recipient(call.name)[0]
+        return namespace in BUILTIN_NAMESPACES and self.registry.get(call.name) is None
 
     def _refuse(self, calls: list[ToolCall], ended: ChainEnded) -> Iterator[LoopEvent]:
         # The calls of a turn that ends the chain are reported, never run.

@@ -38,6 +38,8 @@ class HistoryRecorder:
         if isinstance(event, (*TEXT_EVENTS, ToolCall)):
             self.history.record(self._reply(), event)
         elif isinstance(event, ReplyEnded):
+            if event.citations:
+                self.history.add_citations(self._reply(), event.citations)
             stats = event.stats
             if stats is not None and stats.stop_reason == "cancelled":
                 self.history.mark_stopped(self._reply(), stats)

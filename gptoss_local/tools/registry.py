@@ -1,9 +1,10 @@
 """Every tool one chat (or one run) can offer the model, by the name the model calls it.
 
-Three kinds: the built-in ``python`` (rendered in the system message), the tools of MCP servers
-(functions named ``SERVER__TOOL``), and functions the caller defines and runs itself (`run
---tools FILE`: offered, never executed here). `offer` puts them into a `Conversation`; `call`
-runs one.
+Four kinds: the built-ins ``python`` and ``browser`` (rendered in the system message; the
+browser's calls are ``browser.search``, ``browser.open``, ``browser.find``, all of the one
+tool ``browser``), the tools of MCP servers (functions named ``SERVER__TOOL``), and functions
+the caller defines and runs itself (`run --tools FILE`: offered, never executed here). `offer`
+puts them into a `Conversation`; `call` runs one.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from gptoss_local.backends.base import Capabilities
-from gptoss_local.conversation import BuiltinTool, Conversation, Tool
+from gptoss_local.conversation import BuiltinTool, Citation, Conversation, Tool
 from gptoss_local.harmony import render_prompt
 from gptoss_local.harmony.schema import check
+from gptoss_local.tools.browser import BrowserTool
+from gptoss_local.tools.browser_tool import FUNCTION_NAMES as BROWSER_FUNCTIONS
+from gptoss_local.tools.browser_tool import NAME as BROWSER
 from gptoss_local.tools.errors import ToolsError, UnknownToolError
 from gptoss_local.tools.mcp_client import McpHub, describe
 from gptoss_local.tools.mcp_config import identifier
@@ -66,6 +70,7 @@ class ToolRegistry:
         self._entries: dict[str, _Entry] = {}
         self.problems: list[str] = []
         self.python: PythonTool | None = None
+        self.browser: BrowserTool | None = None
         self.hub: McpHub | None = None
 
     def infos(self) -> list[ToolInfo]:
@@ -73,8 +78,9 @@ class ToolRegistry:
         return [self._info(entry) for entry in self._entries.values()]
 
     def get(self, name: str) -> ToolInfo | None:
-        """The tool the model calls `name`, if there is one."""
-        entry = self._entries.get(name)
+        """The tool the model calls `name`, if there is one (``browser.search``: the
+        browser)."""
+        entry = self._entries.get(_tool_of(name))
         return self._info(entry) if entry else None
 
     def _info(self, entry: _Entry) -> ToolInfo:
@@ -82,6 +88,21 @@ class ToolRegistry:
         if entry.info.name == PYTHON and self.python is not None:
             return replace(entry.info, note=self.python.note)
         return entry.info
+
+    def set_browser(self, browser: BrowserTool | None) -> None:
+        """Offer this browser (None: none), closing the one it replaces."""
+        if self.browser is not None and self.browser is not browser:
+            self.browser.close()
+        self.browser = browser
+        self._entries.pop(BROWSER, None)
+        if browser is not None:
+            info = ToolInfo(BROWSER, "builtin", browser.builtin.description, None, "built-in",
+                            browser.note)  # fmt: skip
+            self._entries[BROWSER] = _Entry(info, browser.builtin, _browser_runner(browser))
+
+    def cite(self, text: str) -> tuple[Citation, ...]:
+        """The browser's citations in an answer, as files and lines (none without one)."""
+        return self.browser.cite(text) if self.browser is not None else ()
 
     def set_python(self, python: PythonTool | None) -> None:
         """Offer this python tool (None: none), stopping the worker of the one it replaces
@@ -140,6 +161,8 @@ class ToolRegistry:
         if capabilities is not None:
             functions = functions if capabilities.tools else ()
             builtins = builtins if capabilities.builtin_tools else ()
+            # The browser is a namespace of functions, which only a Harmony renderer writes.
+            builtins = tuple(b for b in builtins if capabilities.namespaces or not b.functions)
         return replace(conversation, tools=functions, builtin_tools=builtins)
 
     def call(
@@ -150,11 +173,13 @@ class ToolRegistry:
         Raises:
             UnknownToolError: There is no runnable tool of that name.
         """
-        entry = self._entries.get(name)
+        entry = self._entries.get(_tool_of(name))
         if entry is None or entry.run is None:
             known = ", ".join(n for n, e in self._entries.items() if e.run) or "none"
             what = "is run by its caller" if entry else "does not exist"
             raise UnknownToolError(f"the tool {name!r} {what}; tools here: {known}")
+        if entry.info.name == BROWSER:  # which of its functions is in the name
+            arguments = {**arguments, _FUNCTION: name.partition(".")[2]}
         try:
             return entry.run(arguments, cancel)
         except ToolsError as exc:
@@ -163,9 +188,11 @@ class ToolRegistry:
             return ToolOutput(f"{name} failed: {describe(exc)}", error=True)
 
     def close(self) -> None:
-        """Stop the python worker and the MCP servers."""
+        """Stop the python worker and the MCP servers; close the browser's index."""
         if self.python is not None:
             self.python.close()
+        if self.browser is not None:
+            self.browser.close()
         if self.hub is not None:
             self.hub.close()
 
@@ -189,6 +216,25 @@ class ToolRegistry:
             self.problems.append(f"{what} left out: it cannot be offered ({exc})")
             return
         self._entries[info.name] = _Entry(info, tool, run)
+
+
+# The key under which `call` hands the browser the function called (not a JSON identifier,
+# so no argument the model wrote can be it).
+_FUNCTION = "browser function"
+
+
+def _tool_of(name: str) -> str:
+    """The tool a call's name is of: ``browser.open`` -> ``browser``, others themselves."""
+    namespace, dot, function = name.partition(".")
+    return BROWSER if dot and namespace == BROWSER and function in BROWSER_FUNCTIONS else name
+
+
+def _browser_runner(browser: BrowserTool) -> Runner:
+    def run(arguments: dict[str, Any], cancel: threading.Event | None) -> ToolOutput:
+        given = dict(arguments)
+        return browser.call(str(given.pop(_FUNCTION, "")), given)
+
+    return run
 
 
 def _mcp_runner(hub: McpHub, server: str, tool: str) -> Runner:

@@ -335,7 +335,8 @@ class ChatScreen(Screen[None]):
     async def reply_finished(self, message: ReplyFinished) -> None:
         """Show how the reply ended and its figures; prefill for the next message."""
         self._cancel = None
-        await self.chat_log.end_reply(end_note(message.stopped, message.ended, message.stats))
+        note = end_note(message.stopped, message.ended, message.stats)
+        await self.chat_log.end_reply(note, message.citations)
         if not self.status.is_attached:  # stopped by quitting: the widgets are already gone
             return
         self.status.stats = message.stats

@@ -9,6 +9,7 @@ from textual.message import Message
 
 from gptoss_local.backends.base import BackendInfo, GenerationSettings, Stats
 from gptoss_local.chat.context_keeper import Compacting
+from gptoss_local.conversation import Citation
 from gptoss_local.events import ToolCall
 from gptoss_local.hardware.vram import VramUse
 from gptoss_local.session.errors import HistoryError
@@ -76,11 +77,13 @@ class ReplyStreamed(Message):
 class ReplyFinished(Message):
     """The reply ended, by itself or because the user stopped it; `ended` is why its chain
     of tool calls ended (`tools.events.ChainEndReason`: "answered" for a plain reply).
-    `stats` are those of its last model turn."""
+    `stats` are those of its last model turn; `citations` the files and lines its answer
+    cites (the browser's)."""
 
     stats: Stats | None
     stopped: bool
     ended: str = "answered"
+    citations: tuple[Citation, ...] = ()
 
 
 @dataclass

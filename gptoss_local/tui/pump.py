@@ -18,7 +18,7 @@ from textual.message import Message
 from gptoss_local import heap
 from gptoss_local.backends.base import BackendError, GenerationSettings, Stats
 from gptoss_local.chat.context_keeper import ContextFull, ContextKeeper
-from gptoss_local.conversation import Conversation
+from gptoss_local.conversation import Citation, Conversation
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
 from gptoss_local.i18n import _
 from gptoss_local.kinds import Effort
@@ -111,6 +111,7 @@ def run_reply(
     stats: Stats | None = None
     ended = "answered"
     turn_over = False  # a model turn ended: what comes next belongs to a new one
+    citations: tuple[Citation, ...] = ()
     try:
         tools = loop()
         if keeper is not None:
@@ -133,12 +134,12 @@ def run_reply(
                 post(ReplyContinued())
                 turn_over = False
             if isinstance(event, ReplyEnded):
-                stats, turn_over = event.stats, True
+                stats, turn_over, citations = event.stats, True, event.citations
                 batcher.flush()
             else:
                 batcher.add(event)
         batcher.flush()
-        post(ReplyFinished(stats, cancel.is_set(), ended))
+        post(ReplyFinished(stats, cancel.is_set(), ended, citations))
         heap.settle()  # this reply's garbage now, while the user reads it
     except Exception as exc:  # any failure becomes a notification, never a crashed app
         batcher.flush()

@@ -20,8 +20,10 @@ from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from gptoss_local.backends.base import Stats
+from gptoss_local.conversation import Citation, file_link
 from gptoss_local.events import ToolCall
 from gptoss_local.i18n import N_, _, translate
+from gptoss_local.session.export import linked
 from gptoss_local.tools import (
     Decision,
     ToolCallApproved,
@@ -30,6 +32,7 @@ from gptoss_local.tools import (
     ToolCallRequested,
 )
 from gptoss_local.tui.approval import ApprovalScreen
+from gptoss_local.tui.file_links import file_link_parser, prepare_link_encoding
 from gptoss_local.tui.messages import ToolApprovalAsked
 from gptoss_local.tui.tool_views import ToolCallView
 
@@ -75,6 +78,14 @@ def end_note(stopped: bool, ended: str, stats: Stats | None) -> str:
 ToolStep = ToolCallRequested | ToolCallApproved | ToolCallDenied | ToolCallFinished
 
 
+def sources_markdown(citations: Sequence[Citation]) -> str:
+    """The files and lines an answer cites, as links ("" when it cites none)."""
+    if not citations:
+        return ""
+    links = " · ".join(f"[{c.label}]({file_link(c)})" for c in citations)
+    return _("**Sources:** {links}").format(links=links)
+
+
 class ReplyView(Vertical, can_focus=True):
     """One assistant reply (one model turn): the reasoning in a Collapsible, the answer below,
     both streamed, then the tool calls the turn ended with (`ToolCallView`s).
@@ -91,6 +102,7 @@ class ReplyView(Vertical, can_focus=True):
     ReplyView Collapsible { border-top: none; padding-bottom: 0; }
     ReplyView .reasoning { color: $text-muted; }
     ReplyView .note { color: $text-warning; }
+    ReplyView .sources { color: $text-muted; margin: 0; }
     """
     BINDINGS: ClassVar[list[BindingType]] = MESSAGE_BINDINGS
 
@@ -103,8 +115,10 @@ class ReplyView(Vertical, can_focus=True):
         note: str = "",
         keep_open: bool = False,
         calls: Sequence[ToolCall] = (),
+        citations: Sequence[Citation] = (),
     ) -> None:
         super().__init__()
+        self.citations = tuple(citations)
         self.call_views = [ToolCallView(call) for call in calls]
         self.keep_open = keep_open  # the user asked to see all reasoning
         self._initial = (reasoning, answer)
@@ -123,13 +137,18 @@ class ReplyView(Vertical, can_focus=True):
         with Collapsible(title=title, collapsed=not (self.live or self.keep_open),
                          classes="reasoning-box"):  # fmt: skip
             yield Markdown(reasoning, classes="reasoning")
-        yield Markdown(answer, classes="answer")
+        prepare_link_encoding()
+        yield Markdown(linked(answer, self.citations), classes="answer",
+                       parser_factory=file_link_parser)  # fmt: skip
+        yield Markdown(sources_markdown(self.citations), classes="sources",
+                       parser_factory=file_link_parser)  # fmt: skip
         yield from self.call_views
         yield Static(self._note, classes="note", markup=False)
 
     def on_mount(self) -> None:
         self.reasoning_box.display = self.live or bool(self.reasoning_text)
         self.query_one(".note").display = bool(self._note)
+        self.query_one(".sources").display = bool(self.citations)
         if self.live:
             self._timer = self.set_interval(1.0, self._tick)
 
@@ -180,6 +199,17 @@ class ReplyView(Vertical, can_focus=True):
         label = self.query_one(".note", Static)
         label.update(note)
         label.display = bool(note)
+
+    async def show_citations(self, citations: Sequence[Citation]) -> None:
+        """Show the files and lines the answer cites: each citation becomes a link to its
+        file and lines, and the sources are listed under the answer."""
+        self.citations = tuple(citations)
+        if not self.citations:
+            return
+        await self.query_one(".answer", Markdown).update(linked(self.answer_text, self.citations))
+        sources = self.query_one(".sources", Markdown)
+        await sources.update(sources_markdown(self.citations))
+        sources.display = True
 
     def keep_reasoning_open(self, keep_open: bool) -> None:
         """Open or close the reasoning, as the user asked for every reply (Ctrl+T)."""

@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static, TextArea
 
+from gptoss_local.conversation import Citation
 from gptoss_local.i18n import _, translate
 from gptoss_local.session.records import Compaction, StoredMessage
 from gptoss_local.tools import ToolOutput
@@ -198,12 +199,14 @@ class ChatLog(VerticalScroll):
         if live is not None:
             await live.remove()
 
-    async def end_reply(self, note: str) -> None:
-        """The reply is over: its last turn shows how it ended (`note`), calls never run say so."""
+    async def end_reply(self, note: str, citations: Sequence[Citation] = ()) -> None:
+        """The reply is over: its last turn shows how it ended (`note`) and the files its
+        answer cites; calls never run say so."""
         live, self.live = self.live, None
         if live is not None:
             live.end_calls()
             await live.finish(note)
+            await live.show_citations(citations)
 
 
 def views_of(
@@ -239,7 +242,7 @@ def _view_of(message: StoredMessage, keep_open: bool) -> UserMessage | ReplyView
     if not note and not message.content.strip() and not message.tool_calls:  # as when live
         note = translate(NO_ANSWER_AFTER_REASONING if message.reasoning else NO_ANSWER)
     return ReplyView(message.reasoning, message.content, note=note, keep_open=keep_open,
-                     calls=message.tool_calls)  # fmt: skip
+                     calls=message.tool_calls, citations=message.citations)  # fmt: skip
 
 
 class ScrollWhenNeeded(VerticalScroll):

@@ -17,7 +17,14 @@ from typing import Any
 
 import openai_harmony as oh
 
-from gptoss_local.conversation import BUILTIN_TOOL_NAMES, BuiltinTool, Message, Tool, ToolCallRecord
+from gptoss_local.conversation import (
+    BUILTIN_NAMESPACES,
+    BUILTIN_TOOL_NAMES,
+    BuiltinTool,
+    Message,
+    Tool,
+    ToolCallRecord,
+)
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
 
 EFFORTS = {"low": oh.ReasoningEffort.LOW, "medium": oh.ReasoningEffort.MEDIUM}
@@ -37,6 +44,9 @@ def preamble(
     system = system.with_knowledge_cutoff(knowledge_cutoff)
     system = system.with_conversation_start_date(f"{current_date or dt.date.today():%Y-%m-%d}")
     for builtin in builtin_tools:
+        if builtin.name == "browser":  # openai-harmony's own browser, as gpt-oss was trained
+            system = system.with_browser_tool()
+            continue
         config = oh.ToolNamespaceConfig(
             name=builtin.name, description=builtin.description, tools=[]
         )
@@ -105,6 +115,10 @@ def _on_channel(text: str, channel: str) -> oh.Message:
 
 def _call(call: ToolCallRecord) -> oh.Message:
     args = call.arguments
+    if call.namespace in BUILTIN_NAMESPACES:  # the browser's calls: ``to=browser.open code``
+        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        msg = _on_channel(text, call.channel).with_recipient(f"{call.namespace}.{call.name}")
+        return msg.with_content_type("code")
     if call.name in BUILTIN_TOOL_NAMES:
         code = args.get("code") if isinstance(args, dict) else args
         text = code if isinstance(code, str) else json.dumps(args, ensure_ascii=False)
@@ -118,7 +132,8 @@ def _call(call: ToolCallRecord) -> oh.Message:
 def _tool_result(
     name: str, text: str, channel: str = "commentary", namespace: str = "functions"
 ) -> oh.Message:
-    author_name = name if name in BUILTIN_TOOL_NAMES else f"{namespace}.{name}"
+    python = name in BUILTIN_TOOL_NAMES and namespace not in BUILTIN_NAMESPACES
+    author_name = name if python else f"{namespace}.{name}"
     author = oh.Author.new(oh.Role.TOOL, author_name)
     msg = oh.Message.from_author_and_content(author, text).with_recipient("assistant")
     return msg.with_channel(channel)

@@ -87,8 +87,10 @@ def test_python_calls_parse_as_openai_harmony_reads_them(oracle: Any, completion
     assert ours == [ToolCall("python", {"code": code}, code, None, call.channel)]
 
 
-def test_the_browser_is_not_offered() -> None:
+def test_a_builtin_is_offered_once_and_only_the_browser_is_a_namespace() -> None:
     with pytest.raises(ValueError, match="browser"):
-        BuiltinTool("browser", "Searches the web.")
+        BuiltinTool("browser", "Searches the web.")  # the browser comes with its functions
+    with pytest.raises(ValueError, match="namespace"):
+        BuiltinTool("python", "Runs code.", (Tool("run"),))
     with pytest.raises(ValueError, match="once"):
         render_prompt(HELLO, builtin_tools=[PYTHON, PYTHON])

@@ -335,7 +335,7 @@ def test_a_request_the_engine_cannot_take_is_refused_before_it_streams() -> None
 
 def test_a_turn_folds_into_its_message_and_the_parts_it_is_laid_out_in() -> None:
     draft = AssistantDraft()
-    search = ToolCall("browser.search", {}, "{}")  # no tool can have that name
+    search = ToolCall("web.run.search", {}, "{}")  # no tool can have that name
     turn: list[Event] = [ReasoningDelta("Need "), ReasoningDelta("a sum."),
                          PreambleDelta("Adding. "), _final("Wait.")[0], call()[1], search,
                          ReasoningDelta("Both."), TurnEnded("call")]  # fmt: skip
