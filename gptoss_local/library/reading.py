@@ -131,6 +131,13 @@ def too_large(path: Path, size: int) -> bool:
     return size > limit
 
 
+def left_out(folder: Path, path: Path) -> bool:
+    """Whether `path` under `folder` is one the walk passes over: inside a hidden entry (a
+    dot-file or dot-folder: keys, tokens, a repository's internals) or a dependency folder."""
+    parts = path.relative_to(folder).parts
+    return any(part.startswith(".") or part in SKIPPED_FOLDERS for part in parts)
+
+
 def walk(folder: Path) -> Iterator[Found | Skipped]:
     """Every regular file under `folder` (hidden entries and dependency folders left out),
     and a `Skipped` for each entry passed over: a symbolic link that leads outside `folder`

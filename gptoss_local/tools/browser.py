@@ -26,7 +26,7 @@ from gptoss_local.library.pages import (
     search_page,
     view,
 )
-from gptoss_local.library.reading import Skipped, read_document, too_large
+from gptoss_local.library.reading import Skipped, left_out, read_document, too_large
 from gptoss_local.tools.browser_tool import BROWSER, FUNCTION_NAMES, NAME
 from gptoss_local.tools.result import ToolOutput
 
@@ -228,7 +228,10 @@ class BrowserTool:
             tried = [wanted] if wanted.is_absolute() else [base.parent / wanted, base / wanted]
             for inside in tried:
                 real = inside.resolve()  # no way out through ".." or a link
-                if real.is_relative_to(base.resolve()) and real.is_file():
+                root = base.resolve()
+                # Only what the index would hold: never a hidden file (a key, a token) opened
+                # by name though the search never shows it.
+                if real.is_relative_to(root) and real.is_file() and not left_out(root, real):
                     return str(inside)
         raise PageError(f"No file `{given}` in the folders this browser searches.")
 

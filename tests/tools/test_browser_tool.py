@@ -87,6 +87,15 @@ def test_open_by_name_or_path_inside_the_folders_only(
         refused = browser.call("open", {"id": outside})
         assert refused.error and "secret" not in refused.content.split("`", 2)[-1]
     assert "offline" in browser.call("open", {"id": "https://example.org/"}).content
+    # Inside the folder too, only what the index would hold: no hidden files, no dependencies.
+    (corpus / ".env").write_text("TOKEN=secret\n")
+    (corpus / ".ssh").mkdir()
+    (corpus / ".ssh" / "id_ed25519").write_text("secret key\n")
+    (corpus / "node_modules").mkdir()
+    (corpus / "node_modules" / "lib.md").write_text("secret dependency\n")
+    for hidden in ("notes/.env", str(corpus / ".ssh" / "id_ed25519"), "notes/node_modules/lib.md"):
+        refused = browser.call("open", {"id": hidden})
+        assert refused.error and "secret" not in refused.content
 
 
 def test_the_models_mistakes_are_answered_in_words(browser: BrowserTool) -> None:
