@@ -40,6 +40,10 @@ if [ ! -e "$build/out/bin/libllama.so" ] && compgen -G ".device/prebuilt.tar.xz.
   cat .device/prebuilt.tar.xz.* | xz -d | tar -x -C "$build/out"
 fi
 export PYTHONPATH="$site:$PWD" LLAMA_CPP_LIB_PATH="$build/out/bin" PYTHONUNBUFFERED=1
+# The synthetic model of shape $1 (written once, in a process of its own); prints its path.
+synthetic() {
+  "${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('$1', Path('/tmp/gptoss-models')))"
+}
 case "$what" in
   build)
     start=$(date +%s)
@@ -48,7 +52,7 @@ case "$what" in
     ;;
   unpack) ;;
   model)  # in its own process, before any CUDA work
-    "${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('${1:-20b}', Path('/tmp/gptoss-models')))"
+    synthetic "${1:-20b}"
     ;;
   measure)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
@@ -56,42 +60,42 @@ case "$what" in
     ;;
   tui)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    model=$(synthetic 20b)
     GPTOSS_LOCAL_HOME="${GPTOSS_LOCAL_HOME:-/tmp/gptoss-tui-home}" "${PYTHON:-python3}" bench/gpu/tui_check.py "$model" --out "$out" "$@"
     ;;
   prefill)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    model=$(synthetic 20b)
     "${PYTHON:-python3}" bench/prefill.py "$model" --out "$out/prefill.json" "$@"
     ;;
   serve)
     [ -e "$build/out/bin/llama-server" ] || BUILD_TARGETS="llama llama-server" bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    model=$(synthetic 20b)
     "${PYTHON:-python3}" bench/serve.py "$model" --gpu-layers -1 --llama-server "$build/out/bin/llama-server" \
       --out "$out/serve.txt" --log "$out/serve-servers.log" "$@"
     ;;
   codex)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    model=$(synthetic 20b)
     "${PYTHON:-python3}" bench/codex_replay.py "$model" --gpu-layers -1 --out "$out/codex-replay.txt" "$@"
     ;;
   structured)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b-o200k', Path('/tmp/gptoss-models')))")
+    model=$(synthetic 20b-o200k)
     gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) (device machine), $(nproc) cores"
     "${PYTHON:-python3}" bench/structured_decode.py "$model" --gpu-layers -1 --device "$gpu" \
       --out "$out/structured-decode.txt" "$@"
     ;;
   speculative)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    model=$(synthetic 20b)
     gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) (device machine), $(nproc) cores"
     "${PYTHON:-python3}" bench/speculative.py "$model" --gpu-layers -1 --device "$gpu" \
       --out "$out/speculative.txt" "$@"
     ;;
   eagle)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    model=$(synthetic 20b)
     mapfile -t heads < <("${PYTHON:-python3}" bench/gpu/eagle_heads.py /tmp/gptoss-models 1000)
     gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) (device machine), $(nproc) cores"
     "${PYTHON:-python3}" bench/eagle.py "$model" --head "${heads[0]}" --pinned-head "${heads[1]}" \
@@ -106,7 +110,7 @@ case "$what" in
     ;;
   cli)
     [ -e "$build/out/bin/libllama.so" ] || bash "$0" "$out" build
-    model=$("${PYTHON:-python3}" -c "import sys; sys.path[:0] = ['bench/gpu', 'tests']; from pathlib import Path; import steps; print(steps.synthetic_model('20b', Path('/tmp/gptoss-models')))")
+    model=$(synthetic 20b)
     mapfile -t heads < <("${PYTHON:-python3}" bench/gpu/eagle_heads.py /tmp/gptoss-models 1000)
     export GPTOSS_LOCAL_HOME="${GPTOSS_LOCAL_HOME:-/tmp/gptoss-cli-home}"
     cli=("${PYTHON:-python3}" -m gptoss_local)

@@ -28,6 +28,7 @@ from gptoss_local.backends import eagle_native
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError
 from gptoss_local.backends.drafting import DraftStats
+from gptoss_local.backends.saved_states import common_prefix
 from gptoss_local.i18n import _
 
 # At most this many drafts per step: EAGLE-3 heads for gpt-oss are trained and reported at 3
@@ -177,7 +178,7 @@ class EagleDrafter:
         resume from them (the target evaluates the rest, and the head takes their features)."""
         self._settle()
         self._lapsed = False
-        same = _common_prefix(self._tokens, prompt)
+        same = common_prefix(self._tokens, prompt)
         usable = min(same - 1, self._valid)  # entry P needs token P + 1 unchanged
         if self._pending is not None and self._valid + 1 <= same:
             usable = max(usable, self._valid + 1)  # g[valid] is at hand for the new token
@@ -322,7 +323,7 @@ class EagleDrafter:
             # The encoder reads no positions; these only keep llama.cpp's checks content.
             position = int(b.llama_memory_seq_pos_max(memory, 0)) + 1
             for i in range(len(chunk)):
-                index = b.llama_batch_ext_add_embd(self._batch, 0, _embd(chunk[i]))
+                index = b.llama_batch_ext_add_embd(self._batch, 0, _embd(b, chunk[i]))
                 b.llama_batch_ext_set_pos(
                     self._batch, index, ctypes.byref(ctypes.c_int32(position + i))
                 )
@@ -346,7 +347,7 @@ class EagleDrafter:
             keep.append(row)
             index = b.llama_batch_ext_add_token(self._batch, 0, token)
             b.llama_batch_ext_set_pos(self._batch, index, ctypes.byref(ctypes.c_int32(position)))
-            b.llama_batch_ext_set_embd_token(self._batch, index, _embd(row))
+            b.llama_batch_ext_set_embd_token(self._batch, index, _embd(b, row))
             b.llama_batch_ext_set_output_logits(self._batch, index, output)
         self._process(b.LLAMA_PROCESS_TYPE_DECODE)
 
@@ -380,15 +381,9 @@ class EagleDrafter:
         self._batch = self._sampler = self._context = self._model = None
 
 
-def _embd(row: np.ndarray) -> Any:
+_FLOATS = ctypes.POINTER(ctypes.c_float)
+
+
+def _embd(b: Any, row: np.ndarray) -> Any:
     """A llama_embd view of one contiguous float32 row (the row must outlive its use)."""
-    b = native.lib()
-    return b.llama_embd(row.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), 1, row.shape[-1])
-
-
-def _common_prefix(a: list[int], b: list[int]) -> int:
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
+    return b.llama_embd(ctypes.cast(row.ctypes.data, _FLOATS), 1, row.shape[-1])

@@ -192,9 +192,7 @@ def gpu_devices() -> list[Device]:
 def bus_key(bus_id: str | None) -> tuple[int, int, int, int] | None:
     """A PCI bus id as numbers, so that NVML's "00000000:01:00.0" and CUDA's "0000:01:00.0"
     compare equal; None when it is not one."""
-    match = re.fullmatch(
-        r"([0-9a-fA-F]+):([0-9a-fA-F]+):([0-9a-fA-F]+)\.([0-9a-fA-F]+)", bus_id or ""
-    )
+    match = _BUS_ID.fullmatch(bus_id or "")
     if not match:
         return None
     domain, bus, device, function = (int(part, 16) for part in match.groups())
