@@ -59,7 +59,8 @@ class Sandbox:
 
     Attributes:
         kind: "bwrap", "unshare" or "none".
-        prefix: The command that goes in front of the worker's (unshare and its options).
+        prefix: The command that goes in front of the worker's (unshare and its options; for
+            bwrap, its path: the worker's PATH is not this process's).
         network_blocked: Code cannot reach any network (not even this computer's loopback).
         files_confined: Code sees only system libraries, Python and its scratch folder.
         own_processes: A PID namespace: the code sees only its own processes (not the
@@ -109,7 +110,8 @@ class Sandbox:
         `tmp_bytes` sizes its ``/tmp`` (0: the kernel's default, half the memory); `python`:
         `argv` runs this Python, whose folders under ``/tmp`` unshare then binds back."""
         if self.kind == "bwrap":
-            return [*_bwrap_args(scratch, tmp_bytes if self.tmp_sized else 0), "--", *argv], scratch
+            args = _bwrap_args(self.prefix, scratch, tmp_bytes if self.tmp_sized else 0)
+            return [*args, "--", *argv], scratch
         if self.kind == "unshare":
             # Mount /tmp while still privileged inside, then drop every capability for good.
             mount = "mode=1777" + (f",size={tmp_bytes}" if tmp_bytes > 0 else "")
@@ -177,12 +179,13 @@ def detect() -> Sandbox:
 def _working(only: str | None) -> Sandbox | None:
     if not sys.platform.startswith("linux"):
         return None
-    if only in (None, "bwrap") and shutil.which("bwrap"):
-        probe = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"]
+    bwrap = shutil.which("bwrap")
+    if only in (None, "bwrap") and bwrap:
+        probe = [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"]
         for sized in (True, False):  # --size came with bubblewrap 0.5
             tmp = ["--size", "1048576", "--tmpfs", "/tmp"] if sized else ["--tmpfs", "/tmp"]
             if _runs([*probe, *tmp, "true"]):
-                return Sandbox("bwrap", (), True, True, own_processes=True, tmp_sized=sized)
+                return Sandbox("bwrap", (bwrap,), True, True, own_processes=True, tmp_sized=sized)
     unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
     if only in (None, "unshare") and unshare and setpriv:
         pid = ("--pid", "--fork", "--kill-child", "--mount-proc")
@@ -202,8 +205,8 @@ def _runs(argv: list[str]) -> bool:
     return done.returncode == 0
 
 
-def _bwrap_args(scratch: Path, tmp_bytes: int) -> list[str]:
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
+def _bwrap_args(bwrap: tuple[str, ...], scratch: Path, tmp_bytes: int) -> list[str]:
+    args = [*(bwrap or ("bwrap",)), "--unshare-all", "--die-with-parent", "--new-session"]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += [*(["--size", str(tmp_bytes)] if tmp_bytes > 0 else []), "--tmpfs", "/tmp"]
     for path in SYSTEM_PATHS:

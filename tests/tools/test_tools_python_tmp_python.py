@@ -108,3 +108,13 @@ def test_a_python_folder_that_cannot_be_bound_is_refused_with_the_reason(
             session.run("1 + 1")
     finally:
         session.close()
+
+
+def test_bwrap_is_started_by_the_path_it_was_found_at() -> None:
+    """The worker's PATH is a fixed clean one, not this process's: a bwrap found elsewhere on
+    this PATH (a private install) must be started by its full path."""
+    found = sandboxes._working("bwrap")
+    if found is None:
+        pytest.skip("bwrap is not installed, or this kernel refuses its namespaces")
+    command, _ = found.command(["true"], Path("/"))
+    assert command[0] == shutil.which("bwrap") and os.path.isabs(command[0])
