@@ -59,7 +59,7 @@ def tmp_python() -> Iterator[Path]:
 
 def _call(python: Path, kind: str, home: Path, code: str) -> dict[str, object]:
     if sandboxes._working(kind) is None:
-        pytest.skip(f"{kind} does not work here (the kernel or the user may not create namespaces)")
+        pytest.skip(f"{kind} is not installed, or this kernel or user may not create namespaces")
     env = {**os.environ, "GPTOSS_LOCAL_SANDBOX": kind, "GPTOSS_SECRET_KEY": SECRET,
            "GPTOSS_LOCAL_HOME": str(home)}  # fmt: skip
     argv = [str(python), "-m", "gptoss_local", "tools", "call", "python"]
@@ -97,7 +97,7 @@ def test_a_python_folder_that_cannot_be_bound_is_refused_with_the_reason(
     bound): the tool does not start, and says why and what to do."""
     found = sandboxes._working("unshare")
     if found is None:
-        pytest.skip("unshare does not work here (the kernel or the user may not create namespaces)")
+        pytest.skip("unshare is not installed, or this kernel or user may not create namespaces")
     gone = f"/tmp/gptoss-gone-{uuid.uuid4().hex}"
     real = sandboxes.python_paths()
     monkeypatch.setattr(sandboxes, "python_paths", lambda: [*real, gone])
