@@ -16,7 +16,7 @@ SERVED = Served("http://127.0.0.1:8080/v1", "gpt-oss-20b", 65_536, "high")
 
 
 def test_the_profile_points_codex_at_the_server_with_the_models_metadata(tmp_path: Path) -> None:
-    path = write_profile(SERVED, tmp_path)
+    path = write_profile(SERVED, tmp_path).path
     assert path == tmp_path / f"{PROFILE}.config.toml"
     profile = load_toml(path)
     assert profile["model"] == "gpt-oss-20b" and profile["model_provider"] == "gptoss-local"
@@ -44,7 +44,7 @@ def test_the_profile_points_codex_at_the_server_with_the_models_metadata(tmp_pat
 def test_a_key_and_an_engine_without_freeform_tools_are_written_so(tmp_path: Path) -> None:
     served = Served(SERVED.url, "gpt-oss:20b", 32_768, key_variable="GPTOSS_LOCAL_API_KEY",
                     freeform_tools=False)  # fmt: skip
-    profile = load_toml(write_profile(served, tmp_path))
+    profile = load_toml(write_profile(served, tmp_path).path)
     assert profile["model_providers"]["gptoss-local"]["env_key"] == "GPTOSS_LOCAL_API_KEY"
     (model,) = json.loads(Path(profile["model_catalog_json"]).read_text())["models"]
     assert "apply_patch_tool_type" not in model  # Codex then edits with shell commands

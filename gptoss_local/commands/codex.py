@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gptoss_local import config, paths
-from gptoss_local.commands.codex_profile import PROFILE, Served, write_profile
+from gptoss_local.commands.codex_profile import PROFILE, Served, codex_home, write_profile
 from gptoss_local.commands.notes import LoadNotes, note, warn
 from gptoss_local.commands.serve import listen, model_aliases
 from gptoss_local.errors import WishError
@@ -127,7 +127,16 @@ def serving(args: argparse.Namespace) -> Iterator[Served]:
 
 def _run(codex: str, served: Served, arguments: list[str]) -> int:
     """Write the profile and run Codex in the foreground; its exit status."""
-    write_profile(served)
+    try:
+        written = write_profile(served)
+    except OSError as exc:
+        raise WishError(_("cannot write Codex's profile into {folder}: {error}").format(
+            folder=codex_home(), error=exc.strerror or exc)) from None  # fmt: skip
+    if written.backup is not None:
+        note(_("{path} was not written by gptoss-local: your file is kept as {backup}, and "
+               "gptoss-local's profile takes its place. To use yours with Codex, rename the "
+               "copy to NAME.config.toml and run `codex --profile NAME`.").format(
+                   path=written.path, backup=written.backup))  # fmt: skip
     command = [codex, "--profile", PROFILE, *arguments]
     # Ctrl-C is Codex's (it stops the turn); this process waits, then stops the server.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)

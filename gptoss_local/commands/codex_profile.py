@@ -7,12 +7,17 @@ the context window, gpt-oss's three reasoning levels, no reasoning summaries (gp
 none; the raw reasoning is shown instead), no parallel tool calls, `apply_patch` as a freeform
 tool, and instructions of our own, shorter than Codex's so that a local prefill stays quick.
 Tools that cannot work here are switched off: web search (offline), sub-agents and goals.
+
+A profile file there without our header is the user's own: it is copied aside first (never over
+an earlier copy), and the caller is told where.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +31,8 @@ IDLE_TIMEOUT_MS = 900_000
 OUTPUT_TOKEN_LIMIT = 10_000
 # Codex compacts the conversation when it nears the window; leave room for the reply.
 COMPACT_AT = 0.8
+# The first line of every profile we write: a file without it is not ours to replace silently.
+HEADER = "# Written by `gptoss-local codex` each time it starts; changes here are overwritten."
 
 INSTRUCTIONS = """\
 You are a coding agent working in the user's terminal through Codex CLI. You run on gpt-oss, \
@@ -111,7 +118,7 @@ def profile(served: Served, catalog_path: Path) -> str:
     if served.key_variable:
         provider.append(f"env_key = {q(served.key_variable)}")
     lines = [
-        "# Written by `gptoss-local codex` each time it starts; changes here are overwritten.",
+        HEADER,
         f"model = {q(served.model)}",
         f"model_provider = {q(PROVIDER)}",
         f"model_catalog_json = {q(str(catalog_path))}",
@@ -133,15 +140,47 @@ def profile(served: Served, catalog_path: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_profile(served: Served, home: Path | None = None) -> Path:
-    """Write the profile and its catalog into Codex's folder; returns the profile's path."""
+@dataclass(frozen=True)
+class Written:
+    """Where the profile went, and where the user's own file that was there now is (or None)."""
+
+    path: Path
+    backup: Path | None = None
+
+
+def write_profile(served: Served, home: Path | None = None) -> Written:
+    """Write the profile and its catalog into Codex's folder, keeping a copy of a profile file
+    the user wrote there (one without our header)."""
     home = home or codex_home()
     home.mkdir(parents=True, exist_ok=True)
     catalog_path = home / f"{PROFILE}.models.json"
     _write(catalog_path, json.dumps(catalog(served), indent=1) + "\n")
     path = home / f"{PROFILE}.config.toml"
+    backup = _keep_users_file(path)
     _write(path, profile(served, catalog_path))
-    return path
+    return Written(path, backup)
+
+
+def _keep_users_file(path: Path) -> Path | None:
+    """Copy `path` aside when it is not one of ours; the copy's path, or None (nothing to keep).
+    A copy, not a move: the user's file stays in place until ours replaces it whole."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    if data.startswith(HEADER.encode()):
+        return None
+    stamp, n = time.strftime("%Y%m%d-%H%M%S"), 0
+    while True:
+        backup = path.with_name(f"{path.name}.bak-{stamp}" + (f"-{n}" if n else ""))
+        try:
+            with backup.open("xb") as out:  # never over an earlier copy
+                out.write(data)
+        except FileExistsError:
+            n += 1
+            continue
+        shutil.copymode(path, backup)
+        return backup
 
 
 def _write(path: Path, text: str) -> None:

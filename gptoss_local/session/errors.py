@@ -7,6 +7,7 @@ from pathlib import Path
 
 from gptoss_local.errors import UserError
 from gptoss_local.i18n import _
+from gptoss_local.units import size_text
 
 
 class HistoryError(UserError):
@@ -39,5 +40,20 @@ class HistoryDamagedError(HistoryError):
                 "starts a new, empty one; the old file may be recoverable with sqlite3's "
                 ".recover command."
             ).format(path=path, detail=detail, quoted=quoted)
+        )
+        self.path = path
+
+
+class HistoryDiskFullError(HistoryError):
+    """The disk holding the history filled up; SQLite rolled back, so nothing saved is lost."""
+
+    def __init__(self, path: Path, free: int | None) -> None:
+        left = _("unknown") if free is None else size_text(free)
+        super().__init__(
+            _(
+                "the disk holding the chat history is full ({folder}: {free} free), so "
+                "{path} cannot be written. Free some space on that disk and try again; the "
+                "history keeps everything saved before."
+            ).format(folder=path.parent, free=left, path=path)
         )
         self.path = path

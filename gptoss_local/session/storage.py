@@ -9,6 +9,7 @@ POSIX modes mean little, so the mode checks are skipped there.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import stat
 from collections.abc import Iterator
@@ -17,13 +18,18 @@ from pathlib import Path
 
 from gptoss_local import paths
 from gptoss_local.i18n import _
-from gptoss_local.session.errors import HistoryDamagedError, HistoryError
+from gptoss_local.session.errors import HistoryDamagedError, HistoryDiskFullError, HistoryError
 from gptoss_local.session.migrations import MIGRATIONS, Migration, migrate
 
 FILE_NAME = "history.sqlite3"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 _BUSY_TIMEOUT_MS = 5000  # the `chats` command may read while the TUI writes a reply
 _DAMAGE_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (extended codes keep them in the low byte)
+_FULL, _IOERR = 13, 10  # SQLITE_FULL, SQLITE_IOERR
+# SQLite reports a full disk as a plain I/O error where it cannot grow its -shm file
+# (SQLITE_IOERR_SHMSIZE, met when a history is opened to be upgraded): with less free space than
+# this left, an I/O error is taken for a full disk.
+_NEARLY_FULL = 1 << 20
 
 
 def default_path() -> Path:
@@ -116,9 +122,29 @@ def history_error(exc: sqlite3.Error, path: Path) -> HistoryError:
     damaged = type(exc) is sqlite3.DatabaseError if code is None else (code & 0xFF) in _DAMAGE_CODES
     if damaged:
         return HistoryDamagedError(path, str(exc))
+    if isinstance(exc, sqlite3.OperationalError):
+        free = _free_bytes(path.parent)
+        if _disk_full(code, str(exc), free):
+            return HistoryDiskFullError(path, free)
     return HistoryError(
         _("cannot use the chat history {path}: {error}").format(path=path, error=exc)
     )
+
+
+def _disk_full(code: int | None, text: str, free: int | None) -> bool:
+    """Whether an OperationalError (its extended code, None before Python 3.11, and text) is
+    the disk running out of space, given the space now `free` there."""
+    if (code is not None and code & 0xFF == _FULL) or "disk is full" in text:
+        return True
+    io_error = code & 0xFF == _IOERR if code is not None else "disk I/O error" in text
+    return io_error and free is not None and free < _NEARLY_FULL
+
+
+def _free_bytes(folder: Path) -> int | None:
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
 
 
 @contextmanager

@@ -11,7 +11,8 @@ In order of preference, on Linux:
    ``/proc`` (gptoss-local's environment is out of sight, and every process of the code ends
    when the worker does), a sized tmpfs on ``/tmp``, root's capabilities dropped (setpriv);
    but the file system is not confined (works as root, or where unprivileged user namespaces
-   are allowed: ``--map-root-user``).
+   are allowed: ``--map-root-user``). A Python installation or scratch folder under ``/tmp``
+   is bound back over that tmpfs, at the same path.
 3. Nothing: the code runs as you, with your network, your files and a view of your processes
    (Windows, macOS, and Linux without either). `Sandbox.summary` says so in plain words, and
    the tool's description and listing repeat it.
@@ -31,6 +32,7 @@ import shutil
 import site
 import subprocess
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -57,7 +59,8 @@ class Sandbox:
 
     Attributes:
         kind: "bwrap", "unshare" or "none".
-        prefix: The command that goes in front of the worker's (unshare and its options).
+        prefix: The command that goes in front of the worker's (unshare and its options; for
+            bwrap, its path: the worker's PATH is not this process's).
         network_blocked: Code cannot reach any network (not even this computer's loopback).
         files_confined: Code sees only system libraries, Python and its scratch folder.
         own_processes: A PID namespace: the code sees only its own processes (not the
@@ -100,31 +103,47 @@ class Sandbox:
         """The scratch folder as the code sees it."""
         return MODEL_FOLDER if self.kind == "bwrap" else str(scratch)
 
-    def command(self, argv: list[str], scratch: Path, tmp_bytes: int = 0) -> tuple[list[str], Path]:
+    def command(
+        self, argv: list[str], scratch: Path, tmp_bytes: int = 0, *, python: bool = True
+    ) -> tuple[list[str], Path]:
         """The command line that runs `argv` in this sandbox, and its working folder.
-        `tmp_bytes` sizes its ``/tmp`` (0: the kernel's default, half the memory)."""
+        `tmp_bytes` sizes its ``/tmp`` (0: the kernel's default, half the memory); `python`:
+        `argv` runs this Python, whose folders under ``/tmp`` unshare then binds back."""
         if self.kind == "bwrap":
-            return [*_bwrap_args(scratch, tmp_bytes if self.tmp_sized else 0), "--", *argv], scratch
+            args = _bwrap_args(self.prefix, scratch, tmp_bytes if self.tmp_sized else 0)
+            return [*args, "--", *argv], scratch
         if self.kind == "unshare":
             # Mount /tmp while still privileged inside, then drop every capability for good.
             mount = "mode=1777" + (f",size={tmp_bytes}" if tmp_bytes > 0 else "")
             drop = [self.setpriv, "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"]
             inside_tmp = _inside(str(scratch.resolve()), "/tmp")
+            under = [p for p in python_paths() if _inside(p, "/tmp")] if python else []
             shell = ["/bin/sh", "-c", _MOUNT_TMP, "sh", mount, str(scratch) if inside_tmp else ""]
-            return [*self.prefix, *shell, *drop, "--", *argv], scratch
+            return [*self.prefix, *shell, *under, "--", *drop, "--", *argv], scratch
         return list(argv), scratch
 
 
 NO_SANDBOX = Sandbox("none")
-# A scratch folder under /tmp (a test's, or GPTOSS_LOCAL_HOME there) is bound back over the new
-# tmpfs from the working folder, which still is the old one (/proc/self/cwd, not resolved to its
-# path, which now names a folder in the tmpfs), so the path the model is told works.
-_MOUNT_TMP = (
-    'mount -t tmpfs -o "$1" tmpfs /tmp || exit 1\n'
-    'if [ -n "$2" ]; then mkdir -p "$2" &&\n'
-    '  mount --no-canonicalize --bind /proc/self/cwd "$2" || exit 1; fi\n'
-    'shift 2 && exec "$@"'
-)
+# The tmpfs hides whatever was under /tmp; what the worker needs from there is bound back at the
+# same path: first the Python installation's folders ($3... up to "--"), from the old /tmp kept
+# open as descriptor 3; then a scratch folder there ($2: a test's, or GPTOSS_LOCAL_HOME under
+# /tmp) from the working folder, which still is the old one (/proc/self/cwd, not resolved to its
+# path, which now names a folder in the tmpfs), so the path the model is told works. Python's
+# folders are bound as they are: unshare confines no files, so neither are they elsewhere.
+_MOUNT_TMP = """\
+exec 3</tmp && mount -t tmpfs -o "$1" tmpfs /tmp || exit 1
+scratch=$2 && shift 2
+while [ "$1" != -- ]; do
+  mkdir -p "$1" && mount --no-canonicalize --bind "/proc/self/fd/3${1#/tmp}" "$1" || {
+    echo "gptoss-local: Python is installed under /tmp ($1), and it cannot be shown inside the \
+sandbox's own /tmp: install Python elsewhere, or set GPTOSS_LOCAL_SANDBOX=none" >&2; exit 1; }
+  shift
+done
+exec 3<&- && shift
+if [ -n "$scratch" ]; then mkdir -p "$scratch" &&
+  mount --no-canonicalize --bind /proc/self/cwd "$scratch" || exit 1; fi
+exec "$@"
+"""
 
 
 def detect() -> Sandbox:
@@ -160,19 +179,20 @@ def detect() -> Sandbox:
 def _working(only: str | None) -> Sandbox | None:
     if not sys.platform.startswith("linux"):
         return None
-    if only in (None, "bwrap") and shutil.which("bwrap"):
-        probe = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"]
+    bwrap = shutil.which("bwrap")
+    if only in (None, "bwrap") and bwrap:
+        probe = [bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/"]
         for sized in (True, False):  # --size came with bubblewrap 0.5
             tmp = ["--size", "1048576", "--tmpfs", "/tmp"] if sized else ["--tmpfs", "/tmp"]
             if _runs([*probe, *tmp, "true"]):
-                return Sandbox("bwrap", (), True, True, own_processes=True, tmp_sized=sized)
+                return Sandbox("bwrap", (bwrap,), True, True, own_processes=True, tmp_sized=sized)
     unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
     if only in (None, "unshare") and unshare and setpriv:
         pid = ("--pid", "--fork", "--kill-child", "--mount-proc")
         for user in ((), ("--map-root-user",)):
             found = Sandbox("unshare", (unshare, "--net", *user, *pid, "--"), True,
                             own_processes=True, tmp_sized=True, setpriv=setpriv)  # fmt: skip
-            if _runs(found.command(["true"], Path("/"), 1 << 20)[0]):
+            if _runs(found.command(["true"], Path("/"), 1 << 20, python=False)[0]):
                 return found
     return None
 
@@ -185,8 +205,8 @@ def _runs(argv: list[str]) -> bool:
     return done.returncode == 0
 
 
-def _bwrap_args(scratch: Path, tmp_bytes: int) -> list[str]:
-    args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session"]
+def _bwrap_args(bwrap: tuple[str, ...], scratch: Path, tmp_bytes: int) -> list[str]:
+    args = [*(bwrap or ("bwrap",)), "--unshare-all", "--die-with-parent", "--new-session"]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += [*(["--size", str(tmp_bytes)] if tmp_bytes > 0 else []), "--tmpfs", "/tmp"]
     for path in SYSTEM_PATHS:
@@ -198,10 +218,13 @@ def _bwrap_args(scratch: Path, tmp_bytes: int) -> list[str]:
 
 
 def python_paths() -> list[str]:
-    """The folders this Python installation lives in (its prefixes, its site-packages and the
-    interpreter's real folder), outermost only, leaving out what the system paths cover."""
+    """The folders this Python installation lives in (its prefixes, its standard library,
+    libpython, its site-packages and the interpreter's real folder), outermost only, leaving out
+    what the system paths cover."""
     found = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
     found |= set(site.getsitepackages())
+    found |= {sysconfig.get_paths()[name] for name in ("stdlib", "platstdlib")}
+    found.add(sysconfig.get_config_var("LIBDIR") or sys.base_prefix)  # libpython
     found.add(str(Path(sys.executable).resolve().parent))
     found |= {str(Path(p).resolve()) for p in list(found)}
     kept: list[str] = []
