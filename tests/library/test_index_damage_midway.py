@@ -21,7 +21,14 @@ from tool_browser_steer import browsing_turns
 from gptoss_local import i18n
 from gptoss_local.backends.base import GenerationSettings, Reply, ReplyRequest
 from gptoss_local.conversation import Conversation
-from gptoss_local.library import Library, LibraryError, default_path
+from gptoss_local.library import (
+    IndexDamagedError,
+    IndexLockedError,
+    Library,
+    LibraryError,
+    default_path,
+)
+from gptoss_local.library.failures import index_error
 from gptoss_local.serve.browsing import BrowsingStreamer
 from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.server import make_server
@@ -67,7 +74,7 @@ def chinese() -> Iterator[None]:
 def test_a_search_that_meets_the_damage_says_how_to_rebuild(damaged: Path) -> None:
     with Library.open(damaged) as library:  # its tables are sound: the check at open passes
         assert library.folders()[0].files == 21
-        with pytest.raises(LibraryError) as refused:
+        with pytest.raises(IndexDamagedError) as refused:
             library.search("zebra stripes")
     assert str(refused.value).startswith(f"the docs index {damaged} is damaged (")
     assert refused.value.hint is not None and "docs reindex --rebuild" in refused.value.hint
@@ -138,3 +145,13 @@ def test_a_rebuild_finds_damage_the_open_check_cannot_and_sets_the_file_aside(
     assert f"the damaged index is kept as {aside}" in rebuilt.stderr
     found = gptoss("tools", "call", "browser.search", '{"query": "zebra stripes"}')
     assert found.returncode == 0 and "notes/notes/zebras.md" in found.stdout, found.stderr
+
+
+def test_without_error_codes_as_on_python_3_10_the_kind_of_error_tells(tmp_path: Path) -> None:
+    path = tmp_path / "library.sqlite3"  # errors made here carry no sqlite_errorcode
+    damaged = index_error(sqlite3.DatabaseError("file is not a database"), path)
+    locked = index_error(sqlite3.OperationalError("database is locked"), path)
+    full = index_error(sqlite3.OperationalError("database or disk is full"), path)
+    assert isinstance(damaged, IndexDamagedError) and isinstance(locked, IndexLockedError)
+    assert type(full) is LibraryError and full.for_model == "database or disk is full."
+    assert str(full).startswith(f"cannot use the docs index {path}: database or disk is full")
