@@ -347,12 +347,20 @@ def docs_arguments(parser: argparse.ArgumentParser) -> None:
         description=_("Remove a folder from the browser's, and its files from the index."),
     )
     remove.add_argument("path", type=Path, metavar="PATH", help=_("a folder the browser searches"))
-    actions.add_parser(
+    reindex = actions.add_parser(
         "reindex",
         help=_("bring the index up to date (only changed files are read again)"),
         description=_(
             "Walk the folders again: new and changed files are indexed, deleted ones leave "
             "the index; a file whose size and time are unchanged is not read."
+        ),
+    )
+    reindex.add_argument(
+        "--rebuild",
+        action="store_true",
+        help=_(
+            "start the index anew and read every file again (a damaged index is kept beside "
+            "it, renamed library.sqlite3.damaged-TIME)"
         ),
     )
 

@@ -37,11 +37,21 @@ def run_docs(args: argparse.Namespace) -> int:
         return _add(settings, args.paths)
     if action == "rm":
         return _remove(settings, args.path)
-    with Library.open() as library:
+    with _opened(rebuild=action == "reindex" and args.rebuild) as library:
         if action == "reindex":
             _index(library, settings.docs)
         _list(library, settings, getattr(args, "json", False))
     return 0
+
+
+def _opened(rebuild: bool) -> Library:
+    """The index; with `rebuild`, emptied first (a damaged one set aside, and said where)."""
+    if not rebuild:
+        return Library.open()
+    library, aside = Library.rebuilt()
+    if aside is not None:
+        print(_("the damaged index is kept as {path}").format(path=aside), file=sys.stderr)
+    return library
 
 
 def _add(settings: Settings, given: list[Path]) -> int:

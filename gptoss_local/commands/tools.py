@@ -13,7 +13,7 @@ from gptoss_local import config
 from gptoss_local.config import Settings
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
-from gptoss_local.tools import Approvals, ToolInfo, ToolRegistry, open_tools
+from gptoss_local.tools import Approvals, ToolInfo, ToolRegistry, browser_tool, open_tools
 from gptoss_local.tools.browser_tool import NAME as BROWSER
 from gptoss_local.tools.mcp_config import config_path
 from gptoss_local.tools.python_tool import NAME as PYTHON
@@ -90,8 +90,13 @@ def _call(args: argparse.Namespace, settings: Settings) -> int:
     arguments = _arguments(args.arguments)
     # The python tool costs nothing until called; MCP servers only start for their tools.
     browsing = args.name.split(".")[0] == BROWSER
-    registry = open_tools(settings, label="call", mcp=args.name != PYTHON and not browsing,
-                          browser=browsing)  # fmt: skip
+    registry = open_tools(settings, label="call", mcp=args.name != PYTHON and not browsing)
+    if browsing:  # one that cannot be offered (no folders, its index locked or damaged) says why
+        try:
+            registry.set_browser(browser_tool(settings))
+        except BaseException:
+            registry.close()
+            raise
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_args: cancel.set())
     try:

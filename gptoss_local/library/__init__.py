@@ -6,6 +6,7 @@ Everything here is local: nothing is fetched, and only the folders the user name
 
 from __future__ import annotations
 
+from gptoss_local.library.failures import IndexDamagedError, IndexLockedError
 from gptoss_local.library.index import (
     FolderInfo,
     Hit,
@@ -20,6 +21,8 @@ from gptoss_local.library.schema import LibraryError, check_fts5
 __all__ = [
     "FolderInfo",
     "Hit",
+    "IndexDamagedError",
+    "IndexLockedError",
     "Library",
     "LibraryError",
     "Progress",

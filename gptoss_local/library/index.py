@@ -25,14 +25,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gptoss_local import paths
-from gptoss_local.i18n import _
 from gptoss_local.library.chunks import chunk
+from gptoss_local.library.failures import (
+    IndexDamagedError,
+    check,
+    set_aside,
+    sqlite_errors,
+)
 from gptoss_local.library.reading import Found, Skipped, read_document, too_large, walk
 from gptoss_local.library.schema import CHUNK_BITS, LibraryError, check_fts5, migrate
 from gptoss_local.session.storage import prepare_private_file
 
 FILE_NAME = "library.sqlite3"
 _COMMIT_EVERY = 256  # files per transaction while indexing
+_BUSY_TIMEOUT_MS = 5000  # how long to wait for another process's write (a `docs reindex`)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -106,23 +112,57 @@ class Library:
         """Open the index (created and migrated if needed).
 
         Raises:
-            LibraryError: SQLite has no FTS5, or the file cannot be an index.
+            LibraryError: SQLite has no FTS5, or the file cannot be an index: damaged
+                (`IndexDamagedError`), locked by another process (`IndexLockedError`), or
+                written by a newer gptoss-local.
         """
         check_fts5()
         path = path or default_path()
-        try:
-            prepare_private_file(path)
+        prepare_private_file(path)
+        with sqlite_errors(path):
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA busy_timeout = 5000")
-            conn.execute("PRAGMA foreign_keys = ON")
-            migrate(conn)
-        except sqlite3.DatabaseError as exc:
-            raise LibraryError(
-                _("cannot open the docs index {path}: {error}").format(path=path, error=exc),
-                _("Delete it and run `gptoss-local docs reindex`."),
-            ) from None
+        try:
+            with sqlite_errors(path):
+                conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+                check(conn, path)  # before any write: a damaged file is left as it is
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA foreign_keys = ON")
+                migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
         return cls(conn, path)
+
+    @classmethod
+    def rebuilt(cls, path: Path | None = None) -> tuple[Library, Path | None]:
+        """The index emptied, to be filled anew: a damaged one (checked through, its full-text
+        index too) is set aside, a sound one emptied in place.
+
+        Returns:
+            The open, empty index, and where the damaged file was set aside (None: it was not).
+
+        Raises:
+            LibraryError: The index is locked, or cannot be used for another reason.
+        """
+        path = path or default_path()
+        try:
+            with cls.open(path) as old:
+                old._empty()
+        except IndexDamagedError:
+            aside = set_aside(path)
+            return cls.open(path), aside
+        return cls.open(path), None
+
+    def _empty(self) -> None:
+        """Check the whole index, then drop its tables and make them anew."""
+        with self._using() as conn:
+            check(conn, self.path, thorough=True)
+        with self._transaction() as conn:
+            for table in ("chunks", "files", "folders"):
+                conn.execute(f"DROP TABLE {table}")
+            conn.execute("PRAGMA user_version = 0")
+        with self._using() as conn:
+            migrate(conn)
 
     def close(self) -> None:
         """Close the connection."""
@@ -146,8 +186,8 @@ class Library:
 
     def folders(self) -> list[FolderInfo]:
         """The folders in the index, by path."""
-        with self._lock:
-            rows = self._conn.execute(
+        with self._using() as conn:
+            rows = conn.execute(
                 "SELECT path, files, skipped, indexed_at FROM folders ORDER BY path"
             ).fetchall()
         return [FolderInfo(p, n, json.loads(s), at) for p, n, s, at in rows]
@@ -176,8 +216,8 @@ class Library:
                 self.forget(known.path)
         for folder in wanted:
             self._update_folder(folder, report, progress)
-        with self._lock:  # fold the write-ahead log in: the file's size is then the index's
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with self._using() as conn:  # fold the write-ahead log in: the file's size is the index's
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         report.seconds = time.monotonic() - started
         return report
 
@@ -306,8 +346,8 @@ class Library:
             "bm25(chunks, 4.0, 3.0, 1.0) AS score FROM chunks c WHERE chunks MATCH ? "
             "ORDER BY score LIMIT ?"
         )
-        with self._lock:
-            rows = self._conn.execute(sql, (match, topn * 8)).fetchall()
+        with self._using() as conn:
+            rows = conn.execute(sql, (match, topn * 8)).fetchall()
             best: dict[int, tuple[int, str, float]] = {}
             for rowid, first, snippet, score in rows:
                 best.setdefault(rowid >> CHUNK_BITS, (first, snippet, score))
@@ -315,7 +355,7 @@ class Library:
                     break
             hits = []
             for file_id, (first, snippet, score) in best.items():
-                row = self._conn.execute(
+                row = conn.execute(
                     "SELECT path, name, title FROM files WHERE id = ?", (file_id,)
                 ).fetchone()
                 if row is not None:
@@ -324,20 +364,27 @@ class Library:
 
     def file_name(self, path: str) -> str | None:
         """How an indexed file is named for people, or None when it is not in the index."""
-        with self._lock:
-            row = self._conn.execute("SELECT name FROM files WHERE path = ?", (path,)).fetchone()
+        with self._using() as conn:
+            row = conn.execute("SELECT name FROM files WHERE path = ?", (path,)).fetchone()
         return row[0] if row else None
 
     @contextmanager
+    def _using(self) -> Iterator[sqlite3.Connection]:
+        """The connection, for one thread at a time; SQLite's errors as `LibraryError`s."""
+        with self._lock, sqlite_errors(self.path):
+            yield self._conn
+
+    @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+        with self._using() as conn:
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
+                yield conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite ends it itself on some errors (a damaged page)
+                    conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            conn.execute("COMMIT")
 
 
 def rows_of(file_id: int, title: str, words: str, text: str) -> Iterator[tuple[object, ...]]:

@@ -44,7 +44,12 @@ MIGRATIONS: tuple[str, ...] = (_V1,)
 
 
 class LibraryError(UserError):
-    """The index cannot be used; the message says why and what to do."""
+    """The index cannot be used; the message says why and what to do, `for_model` says it in
+    English for the model (a browser call's error)."""
+
+    def __init__(self, message: str, hint: str | None = None, for_model: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.for_model = for_model or message
 
 
 def check_fts5() -> None:
@@ -90,5 +95,6 @@ def migrate(conn: sqlite3.Connection) -> None:
             conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite ends it itself on some errors (a damaged page)
+                conn.execute("ROLLBACK")
             raise

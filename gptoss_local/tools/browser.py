@@ -129,7 +129,7 @@ class BrowserTool:
         except (TypeError, ValueError) as exc:
             return ToolOutput(f"Invalid function arguments: {exc}", error=True)
         except LibraryError as exc:
-            return ToolOutput(f"The index cannot be searched: {exc}", error=True)
+            return ToolOutput(f"The index cannot be searched: {exc.for_model}", error=True)
         return ToolOutput.of(text)
 
     def cite(self, text: str) -> tuple[Citation, ...]:
