@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from gptoss_local import __version__, config
 from gptoss_local.commands import arguments
 from gptoss_local.commands.arg_types import gpu_numbers
+from gptoss_local.commands.argparse_words import translate_argparse
 from gptoss_local.errors import UserError
 from gptoss_local.i18n import _, set_language
 from gptoss_local.kinds import BACKENDS, EFFORTS
@@ -45,7 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="gptoss-local",
         description=_("Run OpenAI's gpt-oss models privately and offline on your NVIDIA RTX PC."),
     )
-    parser.add_argument("--version", action="version", version=f"gptoss-local {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"gptoss-local {__version__}",
+        help=_("show program's version number and exit"),
+    )  # fmt: skip
     parser.add_argument(
         "--lang", metavar="LANG",
         help=_("the language of what gptoss-local shows: en, zh_CN or pt_BR (default: the "
@@ -274,6 +278,7 @@ def choose_language(argv: list[str]) -> list[str]:
         except UserError:  # the command reports a broken settings file itself
             chosen = None
     set_language(chosen)
+    translate_argparse()
     return rest
 
 

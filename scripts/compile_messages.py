@@ -8,6 +8,7 @@ Usage: scripts/compile_messages.py [--check]
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import io
 import sys
@@ -38,8 +39,22 @@ def catalogs() -> list[Path]:
     return sorted(LOCALE.glob("*/LC_MESSAGES/gptoss_local.po"))
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The command line: only `--check` (and `--help`)."""
+    parser = argparse.ArgumentParser(
+        prog="scripts/compile_messages.py",
+        description="Compile every catalog's .po file into the .mo file beside it.",
+    )
+    parser.add_argument(
+        "--check", action="store_true",
+        help="compile in memory and exit 1 when a committed .mo differs from its .po",
+    )  # fmt: skip
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str]) -> int:
-    check = "--check" in argv
+    """Compile (or check) every catalog; 1 when `--check` finds one out of date."""
+    check = parse_args(argv).check
     stale = []
     for po in catalogs():
         mo = po.with_suffix(".mo")

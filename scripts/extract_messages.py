@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write the catalog template (gptoss_local.pot) from the strings marked for translation.
 
-Usage: scripts/extract_messages.py [OUTPUT]   (default: gptoss_local/locale/gptoss_local.pot)
+Usage: scripts/extract_messages.py [--output PATH]   (default: gptoss_local/locale/gptoss_local.pot)
 
 Reads every module of gptoss_local that imports from `gptoss_local.i18n` and collects the
 literals given to `_()`, `N_()` and `ngettext()`. A marked call with anything but plain string
@@ -13,6 +13,7 @@ into gptoss_local/locale/<lang>/LC_MESSAGES/gptoss_local.mo.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import sys
 from dataclasses import dataclass, field
@@ -153,9 +154,22 @@ def template(found: Extraction) -> str:
     return "\n".join(entries)
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """The command line: only `--output PATH` (and `--help`)."""
+    parser = argparse.ArgumentParser(
+        prog="scripts/extract_messages.py",
+        description="Write the catalog template from the strings marked for translation.",
+    )
+    parser.add_argument(
+        "--output", "-o", type=Path, default=DEFAULT_OUTPUT, metavar="PATH",
+        help=f"where to write the template (default: {DEFAULT_OUTPUT.relative_to(ROOT)})",
+    )  # fmt: skip
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str]) -> int:
     """Write the template, or list the calls that cannot be extracted and return 1."""
-    output = Path(argv[0]) if argv else DEFAULT_OUTPUT
+    output = parse_args(argv).output
     found = extract()
     if found.problems:
         print("\n".join(found.problems), file=sys.stderr)

@@ -102,7 +102,7 @@ def test_modules_that_do_not_import_the_markers_are_not_read(tmp_path: Path) -> 
 
 def test_the_template_comes_out_of_the_tree(tmp_path: Path) -> None:
     output = tmp_path / "gptoss_local.pot"
-    assert extractor.main([str(output)]) == 0
+    assert extractor.main(["--output", str(output)]) == 0
     text = output.read_text(encoding="utf-8")
     assert text.startswith("# Catalog template of gptoss-local")
     # Samples from the planner's reasons, the TUI, the history's errors and the store's.

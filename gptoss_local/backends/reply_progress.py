@@ -10,10 +10,12 @@ import time
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import Stats, StopReason
-from gptoss_local.events import Event
+from gptoss_local.events import Event, ReasoningDelta
 from gptoss_local.harmony import HarmonyStreamParser
 
 _KIND = {"reasoning": "reasoning", "answer": "answer", "preamble": "answer"}
+_MARKERS = (b"<|channel|>", b"<|constrain|>")  # control tokens a header goes on after
+_RESETS = (b"<|start|>", b"<|end|>")  # those that begin a header afresh
 
 
 class ReplyProgress:
@@ -43,6 +45,10 @@ class ReplyProgress:
         self.generated: list[int] = []
         self.counts = {"reasoning": 0, "answer": 0}
         self._parser = HarmonyStreamParser()
+        # Text tokens read as the open header, before its first marker and after: counted once
+        # the parser knows whether they were a header or text (the tiny model writes no header).
+        self._unread = [0, 0]
+        self._marked = False
 
     def prompt_evaluated(self) -> None:
         """The prompt is in the cache; sampling starts."""
@@ -62,10 +68,10 @@ class ReplyProgress:
         control = self._pieces.is_control(token)
         # Told which tokens are control tokens, the parser keeps ordinary tokens that spell
         # "<|end|>" as text.
-        events = self._parser.feed_token(self._pieces(token), control=control)
-        kind = _KIND.get(self._parser.content_kind or "")
-        if kind and not control:  # headers, control tokens and tool arguments count as neither
-            self.counts[kind] += 1
+        reading, recovered = self._parser.content_kind is None, self._parser.recovered
+        piece = self._pieces(token)
+        events = self._parser.feed_token(piece, control=control)
+        self._count(piece if control else None, reading, recovered, events)
         if token in self._stops:
             return events, self._stops[token]
         if self._max_tokens is not None and len(self.generated) >= self._max_tokens:
@@ -74,7 +80,39 @@ class ReplyProgress:
 
     def finish(self) -> list[Event]:
         """The events the parser still held."""
-        return list(self._parser.finish())
+        recovered = self._parser.recovered
+        events = list(self._parser.finish())
+        self._credit(recovered)  # a reply cut off in what looked like a header
+        return events
+
+    def _count(
+        self, marker: bytes | None, reading: bool, recovered: int, events: list[Event]
+    ) -> None:
+        """Count the token just fed (`marker`: its piece if a control token; `reading`: the
+        parser read a header before it). Headers, control tokens and tool arguments count as
+        neither reasoning nor answer."""
+        self._credit(recovered)
+        kind = self._parser.content_kind
+        if marker is None:
+            if kind is None:  # text in a header, so far
+                self._unread[self._marked] += 1
+            elif kind in _KIND:  # not tool arguments
+                self.counts[_KIND[kind]] += 1
+        elif kind is None and marker in _MARKERS:  # a header goes on, or one begins
+            self._marked = reading or marker == _MARKERS[0]
+        elif kind is None and (marker in _RESETS or not reading):  # a header begins
+            self._unread, self._marked = [0, 0], False
+        elif kind is not None and reading:  # <|message|>: text before the header is reasoning
+            if any(isinstance(event, ReasoningDelta) for event in events):
+                self.counts["reasoning"] += self._unread[0]
+            self._unread, self._marked = [0, 0], False
+
+    def _credit(self, recovered: int) -> None:
+        """Count the tokens read as a header as text, if the parser has read it back as text
+        since it counted `recovered` such headers."""
+        if self._parser.recovered != recovered:
+            self.counts[_KIND.get(self._parser.recovered_kind, "reasoning")] += sum(self._unread)
+            self._unread, self._marked = [0, 0], False
 
     def stats(
         self, prompt_tokens: int, cached: int, reason: StopReason, context_size: int, used: int

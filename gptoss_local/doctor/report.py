@@ -12,6 +12,7 @@ from typing import Any
 from gptoss_local import catalog as catalog_mod
 from gptoss_local import paths
 from gptoss_local.backends.ollama_status import ollama_status
+from gptoss_local.doctor.weights import weights_status
 from gptoss_local.engine_setup.advice import gpu_engine_advice, ollama_installed
 from gptoss_local.hardware.engine import EngineStatus, engine_status
 from gptoss_local.hardware.machine import Hardware, probe
@@ -87,5 +88,5 @@ def report(
             "warnings": warnings,
             "ollama": ollama,
         },
-        "plan": the_plan.to_dict(),
+        "plan": {**the_plan.to_dict(), "weights": weights_status(the_plan, ollama)},
     }

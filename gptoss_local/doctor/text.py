@@ -6,6 +6,7 @@ from typing import Any
 
 from gptoss_local import __version__, paths
 from gptoss_local.backends.ollama_status import ollama_status, status_line
+from gptoss_local.doctor.weights import weights_line, weights_status
 from gptoss_local.hardware.engine import EngineStatus
 from gptoss_local.hardware.machine import Hardware
 from gptoss_local.i18n import N_, _, translate
@@ -39,8 +40,13 @@ def render(
     lines += gpu_lines(hardware)
     lines += ["", f"{bold}{_('System')}{reset}", *system_lines(hardware)]
     lines += ["", f"{bold}{_('Engine')}{reset}", f"  {_engine_line(engine)}"]
-    lines.append(f"  {status_line(ollama if ollama is not None else ollama_status())}")
-    lines += ["", f"{bold}{_('Plan')}{reset}", *plan_lines(plan)]
+    ollama = ollama if ollama is not None else ollama_status()
+    lines.append(f"  {status_line(ollama)}")
+    planned = plan_lines(plan)
+    weights = weights_line(weights_status(plan, ollama))
+    if weights:  # before "why" and its reasons
+        planned.insert(len(planned) - len(plan.reasons) - 1, f"  {weights}")
+    lines += ["", f"{bold}{_('Plan')}{reset}", *planned]
     alerts = warnings + list(plan.warnings) + list(hardware.problems)
     if alerts:
         lines += ["", f"{red}{_('Warnings')}{reset}"]

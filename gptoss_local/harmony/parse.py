@@ -64,6 +64,10 @@ class HarmonyStreamParser:
         self._finished = False
         self._tails: dict[str, str] = {}  # last text emitted per delta kind
         self._seams: set[str] = set()  # kinds whose next text needs a leading word joiner
+        # Headers read back as message text (`_recover`), and the kind of the last one: lets a
+        # caller counting tokens count those it saw go into a header as that kind's text.
+        self.recovered = 0
+        self.recovered_kind = "reasoning"
 
     @property
     def content_kind(self) -> str | None:
@@ -276,6 +280,7 @@ class HarmonyStreamParser:
         marker that showed it, is read again as content)."""
         head = self._header
         kind, used, stripped = hdr.recover_header(head)
+        self.recovered, self.recovered_kind = self.recovered + 1, kind
         self._begin(kind, None, stripped=stripped)
         self._pending = head[used:] + token + self._pending
 
