@@ -179,9 +179,16 @@ class PromptCache:
 
 
 def _retained(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
-    """The latest `MAX_CHECKPOINTS`, the latest turn start among them in place of the oldest."""
-    recent = checkpoints[-MAX_CHECKPOINTS:]
+    """The latest `MAX_CHECKPOINTS`, with the first and the latest turn starts among them in
+    place of the oldest others.
+
+    The first turn start ends the conversation's first prompt (its instructions and first user
+    message): a new chat that begins as this one did parts from it there, however many turns
+    this one has had since.
+    """
     starts = [c for c in checkpoints if c.turn_start]
-    if starts and not any(c is starts[-1] for c in recent):
-        recent = [starts[-1], *recent[1:]]
-    return recent
+    pinned = [c for c in checkpoints if c is starts[0] or c is starts[-1]] if starts else []
+    others = [c for c in checkpoints if not any(c is p for p in pinned)]
+    room = max(0, MAX_CHECKPOINTS - len(pinned))
+    kept = pinned + (others[-room:] if room else [])
+    return sorted(kept, key=lambda c: c.n_tokens)
