@@ -208,7 +208,8 @@ class LlamaCppBackend:
         """The tokens of the prompt `request` would send (a chat fits its context with it;
         recent prompts are reused, so counting a conversation again and again is cheap)."""
         messages = list(request.conversation.messages)
-        return len(self._tokenize(render_prompt(messages, **_harmony_options(request)), True))
+        text = render_prompt(messages, **_harmony_options(request))
+        return len(self._tokenize(text, True, key=request.cache_key))
 
     def _tokenize_piece(self, text: str, special: bool) -> list[int]:
         return native.tokenize(self._native.vocab, text, special)
