@@ -111,12 +111,17 @@ class ToolChoice:
 class ReplyRequest:
     """One reply asked of a backend: the conversation it continues, how to sample, and what
     is asked of this reply besides (its format). The tools offered, and their kinds, are the
-    conversation's (gpt-oss reads them in its system and developer messages)."""
+    conversation's (gpt-oss reads them in its system and developer messages).
+
+    `cache_key` scopes the reuse of cached prompts (`serve`'s `prompt_cache_key`): a reply
+    reuses only what replies of the same key (None: of no key) left in the caches.
+    """
 
     conversation: Conversation
     settings: GenerationSettings = field(default_factory=GenerationSettings)
     response_format: ResponseFormat | None = None
     tool_choice: ToolChoice = field(default_factory=ToolChoice)
+    cache_key: str | None = None
 
 
 @dataclass(frozen=True)

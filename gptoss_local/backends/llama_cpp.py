@@ -55,7 +55,9 @@ STOP_TOKENS: dict[str, StopReason] = {
 CLOSE_WAIT_SECONDS = 60.0  # a generous bound on one batch of a big model on a slow CPU
 # Recent prompts' tokens, whose shared start the next prompt of the same conversation takes as
 # it is: llama.cpp spends ~1 ms on each run of text between control tokens, 3.1 s for a chat of
-# 1,000 messages on a 2-core CPU. A few, for `serve`'s conversations taking turns.
+# 1,000 messages on a 2-core CPU. A few, for `serve`'s conversations taking turns; each with
+# its cache key, as a prompt reuses only its own key's (a quicker reply would tell a client
+# that another had sent the same text).
 RECENT_PROMPTS = 4
 HARMONY_TOKENS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>")
 
@@ -110,7 +112,8 @@ class LlamaCppBackend:
         self._native = load(self.path, settings, self._log, progress)
         self._lock = threading.Lock()  # the context: decoding, the cache, the samplers
         self._vocab_lock = threading.Lock()  # the vocabulary, which close() frees
-        self._recent: deque[Tokenized] = deque(maxlen=RECENT_PROMPTS)  # under _vocab_lock
+        # Under _vocab_lock: (cache key, tokens) of recent prompts.
+        self._recent: deque[tuple[str | None, Tokenized]] = deque(maxlen=RECENT_PROMPTS)
         self._samplers = KeptSampler()
         self._closed = False  # before _special_ids, which closes on a foreign vocabulary
         self._eagle: EagleDrafter | None = None
@@ -182,6 +185,7 @@ class LlamaCppBackend:
         special: bool = True,
         cancel: threading.Event | None = None,
         limit: int | None = None,
+        key: str | None = None,
     ) -> list[int]:
         # Native, and ctypes lets go of the GIL: under a lock of its own, so that close()
         # cannot free the vocabulary under it, while replies decode (the vocabulary is only
@@ -190,20 +194,22 @@ class LlamaCppBackend:
         # huge prompt must stop when its request is cancelled.
         with self._vocab_lock:
             self._check_open()
-            recent, piece = self._recent, self._tokenize_piece
-            done = tokenize_reusing(text, special, piece, recent, cancel, limit)
+            recent = self._recent
+            own = [tokens for held, tokens in recent if held == key]
+            done = tokenize_reusing(text, special, self._tokenize_piece, own, cancel, limit)
             if len(done.text) > 1_000:  # not the short control strings looked up at load
                 # The newest prompt of a conversation stands in for its earlier ones.
-                for older in [e for e in recent if e.reusable(done.text, special)[0]]:
-                    recent.remove(older)
-                recent.append(done)
+                for older in [e for e in own if e.reusable(done.text, special)[0]]:
+                    recent.remove((key, older))
+                recent.append((key, done))
             return done.tokens.tolist()
 
     def count_prompt(self, request: ReplyRequest) -> int:
         """The tokens of the prompt `request` would send (a chat fits its context with it;
         recent prompts are reused, so counting a conversation again and again is cheap)."""
         messages = list(request.conversation.messages)
-        return len(self._tokenize(render_prompt(messages, **_harmony_options(request)), True))
+        text = render_prompt(messages, **_harmony_options(request))
+        return len(self._tokenize(text, True, key=request.cache_key))
 
     def _tokenize_piece(self, text: str, special: bool) -> list[int]:
         return native.tokenize(self._native.vocab, text, special)
@@ -272,22 +278,23 @@ class LlamaCppBackend:
         messages = request.conversation.messages
         prompt = render_prompt(list(messages), **_harmony_options(request))
         turn_start = bool(messages) and messages[-1].role == "user"
-        context_size = self.settings.context
+        context_size, key = self.settings.context, request.cache_key
         if self._parallel is not None:
             try:
-                tokens = self._fitting(self._tokenize(prompt, True, cancel, context_size))
+                tokens = self._fitting(self._tokenize(prompt, True, cancel, context_size, key))
             except TokenizeCancelled:
                 return Stats(stop_reason="cancelled", context_size=context_size)
             decoding = Request(tokens, settings, options, cancel or threading.Event(),
-                               turn_start=turn_start, constraint=constraint)  # fmt: skip
+                               turn_start=turn_start, constraint=constraint,
+                               cache_key=key)  # fmt: skip
             return (yield from self._parallel.stream(decoding))
         with self._lock:  # every native call of a reply, tokenizing included, holds it
             self._check_open()
             try:
-                tokens = self._fitting(self._tokenize(prompt, True, cancel, context_size))
+                tokens = self._fitting(self._tokenize(prompt, True, cancel, context_size, key))
             except TokenizeCancelled:
                 return Stats(stop_reason="cancelled", context_size=context_size)
-            loop = self._loop(cancel)
+            loop = self._loop(cancel, key)
             if options.draft == "ngram":
                 loop.drafter = NgramDrafter()
             loop.speculate = bool(options.draft) and loop.drafter is not None
@@ -344,13 +351,14 @@ class LlamaCppBackend:
             self._check_open()
             if cancel is not None and cancel.is_set():
                 return 0  # superseded while it waited: leave the cache to the newer work
+            key = request.cache_key
             try:
-                tokens = self._tokenize(prefix, True, cancel, self.settings.context)
+                tokens = self._tokenize(prefix, True, cancel, self.settings.context, key)
             except TokenizeCancelled:
                 return 0
             if not tokens or len(tokens) >= self.settings.context - 1:
                 return 0  # the reply will say the context is full
-            loop = self._loop(cancel)
+            loop = self._loop(cancel, key)
             vocab, context = self._native.vocab, self._native.context
             sampler = self._samplers.get(
                 vocab, settings, options or self.options, context, constraint, self._pieces
@@ -360,13 +368,13 @@ class LlamaCppBackend:
             finally:
                 self._samplers.release(sampler)
 
-    def _loop(self, cancel: threading.Event | None) -> TokenLoop:
-        """A decode loop over sequence 0; an EAGLE-3 head, when loaded, follows its prompts
-        (and drafts for replies that ask for drafts)."""
+    def _loop(self, cancel: threading.Event | None, key: str | None) -> TokenLoop:
+        """A decode loop over sequence 0 for prompts of cache key `key`; an EAGLE-3 head, when
+        loaded, follows its prompts (and drafts for replies that ask for drafts)."""
         loop = TokenLoop(
             self._native, self.cache, self._pieces, self._stops, self.settings.context, cancel
         )
-        loop.drafter = self._eagle
+        loop.drafter, loop.cache_key = self._eagle, key
         return loop
 
     def close(self) -> None:

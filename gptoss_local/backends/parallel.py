@@ -50,6 +50,7 @@ class Request:
     gone: threading.Event = field(default_factory=threading.Event)  # its reader stopped
     turn_start: bool = False  # the prompt ends with the user's message (`prompt_done`)
     constraint: Constraint | None = None  # a response format's or tool choice's grammar
+    cache_key: str | None = None  # reuses only caches of this key (`PromptCache.prepare`)
 
     def cancelled(self) -> bool:
         return self.cancel.is_set() or self.gone.is_set()
@@ -183,12 +184,13 @@ class ParallelDecoder:
                 )
                 request.out.put(stats)
                 continue
-            slot = max(free, key=lambda s: (s.cache.reusable(request.prompt), -s.last_used))
+            slot = max(free, key=lambda s: (s.cache.reusable(request.prompt, request.cache_key),
+                                            -s.last_used))  # fmt: skip
             self._start(slot, request)
 
     def _start(self, slot: _Slot, request: Request) -> None:
         slot.request, slot.progress = request, self._progress(request)
-        slot.cached = slot.cache.prepare(request.prompt)
+        slot.cached = slot.cache.prepare(request.prompt, key=request.cache_key)
         slot.pending = request.prompt[slot.cached :]
         slot.next_token = None
         slot.joined = next(self._order)

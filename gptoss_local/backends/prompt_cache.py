@@ -9,6 +9,10 @@ prompt diverges from what follows it (the usual case: the last reply's analysis 
 With a `StateShelf`, a prompt that does not continue the conversation in the cache (another
 client's, in `serve`) first puts that conversation's cache on the shelf, and takes back its
 own if it is there (see `saved_states`).
+
+A prompt comes with a cache key (`serve`'s `prompt_cache_key`, None without one) and keeps
+nothing of a cache evaluated under another key: it starts from an empty cache, however much
+it shares with what the cache holds.
 """
 
 from __future__ import annotations
@@ -48,15 +52,18 @@ class PromptCache:
         """The tokens the cache holds, in order (extended in place as tokens are evaluated)."""
         return self._live.tokens
 
-    def prepare(self, prompt: list[int], most: int | None = None) -> int:
+    def prepare(self, prompt: list[int], most: int | None = None, key: str | None = None) -> int:
         """Trim the cache to the longest reusable prefix of `prompt` (of at most `most`
-        tokens); returns its length.
+        tokens) that was evaluated under the cache key `key`; returns its length.
 
         At least the last prompt token is always left to evaluate, for its logits.
         """
         self._live.oldest = self._oldest()
         if self.shelf is not None:
-            self._switch_conversation(prompt, self.shelf)
+            self._switch_conversation(prompt, self.shelf, key)
+        if self._live.key != key:  # another key's conversation (shelved above, if worth it)
+            self.clear()
+            self._live.key = key
         # A prompt cut after `most` + 1 tokens keeps at most `most` (its last is evaluated).
         planned = prompt if most is None else prompt[: most + 1]
         keep, checkpoint = self._live.reuse_plan(planned, self._window)
@@ -72,15 +79,18 @@ class PromptCache:
         live.prompt_end = min(live.prompt_end, keep)
         return keep
 
-    def reusable(self, prompt: list[int]) -> int:
-        """How many leading tokens of `prompt` the cache could keep as it is now."""
+    def reusable(self, prompt: list[int], key: str | None = None) -> int:
+        """How many leading tokens of `prompt`, under cache key `key`, the cache could keep
+        as it is now."""
+        if self._live.key != key:
+            return 0
         self._live.oldest = self._oldest()
         return self._live.reusable(prompt, self._window)
 
     def clear(self) -> None:
-        """Empty the cache of this sequence (what is on the shelf stays)."""
+        """Empty the cache of this sequence (what is on the shelf stays; the key stays)."""
         native.lib().llama_memory_seq_rm(self._memory(), self.sequence, -1, -1)
-        self._live = CacheState()
+        self._live = CacheState(key=self._live.key)
 
     def shelve_and_clear(self) -> None:
         """Free this sequence's cells, keeping its state on the shelf when there is one."""
@@ -108,15 +118,20 @@ class PromptCache:
         kept.append(Checkpoint(len(self.tokens), data, turn_start))
         self._live.checkpoints = _retained(kept)
 
-    def _switch_conversation(self, prompt: list[int], shelf: StateShelf) -> None:
+    def _switch_conversation(self, prompt: list[int], shelf: StateShelf, key: str | None) -> None:
         """Unless `prompt` continues the conversation in the cache: shelve that one, and bring
-        back the shelved state that keeps the most of `prompt`."""
+        back the shelved state of `key` that keeps the most of `prompt`."""
         live = self._live
-        end = live.prompt_end
-        if live.tokens and len(prompt) >= end > 0 and prompt[:end] == live.tokens[:end]:
+        end, same_key = live.prompt_end, live.key == key
+        if (
+            same_key
+            and live.tokens
+            and len(prompt) >= end > 0
+            and prompt[:end] == live.tokens[:end]
+        ):
             return  # the next turn (or a retry) of the same conversation
-        here = live.reusable(prompt, self._window)
-        wanted = shelf.take_best(prompt, self._window, here + MIN_SHELVED_GAIN)
+        here = live.reusable(prompt, self._window) if same_key else 0
+        wanted = shelf.take_best(prompt, self._window, here + MIN_SHELVED_GAIN, key)
         if len(live.tokens) - here >= MIN_SHELVED_GAIN:
             self._shelve(shelf)
         if wanted is not None and not self._bring_back(wanted):
@@ -133,7 +148,7 @@ class PromptCache:
             return
         live = self._live
         shelf.put(CacheState(list(live.tokens), list(live.checkpoints), live.prompt_end,
-                             live.oldest, data))  # fmt: skip
+                             live.oldest, data, live.key))  # fmt: skip
 
     def _bring_back(self, state: CacheState) -> bool:
         """Replace the cache with a shelved state; False if llama.cpp refused it."""
@@ -144,7 +159,9 @@ class PromptCache:
         )
         if loaded == 0:
             return False
-        self._live = CacheState(state.tokens, state.checkpoints, state.prompt_end, state.oldest)
+        self._live = CacheState(
+            state.tokens, state.checkpoints, state.prompt_end, state.oldest, key=state.key
+        )
         return True
 
     def _memory(self) -> Any:
@@ -162,9 +179,16 @@ class PromptCache:
 
 
 def _retained(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
-    """The latest `MAX_CHECKPOINTS`, the latest turn start among them in place of the oldest."""
-    recent = checkpoints[-MAX_CHECKPOINTS:]
+    """The latest `MAX_CHECKPOINTS`, with the first and the latest turn starts among them in
+    place of the oldest others.
+
+    The first turn start ends the conversation's first prompt (its instructions and first user
+    message): a new chat that begins as this one did parts from it there, however many turns
+    this one has had since.
+    """
     starts = [c for c in checkpoints if c.turn_start]
-    if starts and not any(c is starts[-1] for c in recent):
-        recent = [starts[-1], *recent[1:]]
-    return recent
+    pinned = [c for c in checkpoints if c is starts[0] or c is starts[-1]] if starts else []
+    others = [c for c in checkpoints if not any(c is p for p in pinned)]
+    room = max(0, MAX_CHECKPOINTS - len(pinned))
+    kept = pinned + (others[-room:] if room else [])
+    return sorted(kept, key=lambda c: c.n_tokens)

@@ -6,6 +6,11 @@ evaluate its whole history again. Instead, the cache of the conversation being l
 (`llama_state_seq_get_data`, with its window checkpoints) and copied back when that
 conversation returns: a copy of the cache is far cheaper than evaluating its tokens again.
 The shelf holds at most `max_bytes`; the least recently used state goes first.
+
+Each state carries the key its tokens were evaluated under (`serve`'s `prompt_cache_key`;
+None: no key), and a prompt reuses only a state of its own key: a client could otherwise
+learn, from the tokens reported cached or from how soon the reply comes, what another client
+sent. All keys share the one budget and the one order of use.
 """
 
 from __future__ import annotations
@@ -30,9 +35,9 @@ class Checkpoint:
 class CacheState:
     """What the cache of one conversation holds.
 
-    `oldest` is the first position the window layers still have a cell for (-1: none), and
-    `prompt_end` the length of the last prompt evaluated: a next turn of the same conversation
-    extends that prompt.
+    `oldest` is the first position the window layers still have a cell for (-1: none),
+    `prompt_end` the length of the last prompt evaluated (a next turn of the same conversation
+    extends that prompt), and `key` the cache key its prompts came with.
     """
 
     tokens: list[int] = field(default_factory=list)
@@ -40,6 +45,7 @@ class CacheState:
     prompt_end: int = 0
     oldest: int = 0
     data: Any = None  # the sequence's whole state (ctypes uint8 array) while on the shelf
+    key: str | None = None
 
     @property
     def size(self) -> int:
@@ -97,11 +103,15 @@ class StateShelf:
             self._states.pop(0)
         return True
 
-    def take_best(self, prompt: Sequence[int], window: int, beating: int) -> CacheState | None:
-        """Remove and return the state that can keep the most of `prompt`, if that is more
-        than `beating` tokens."""
+    def take_best(
+        self, prompt: Sequence[int], window: int, beating: int, key: str | None = None
+    ) -> CacheState | None:
+        """Remove and return the state of `key` that can keep the most of `prompt`, if that is
+        more than `beating` tokens."""
         best, most = None, beating
         for state in self._states:
+            if state.key != key:
+                continue
             keep = state.reusable(prompt, window)
             if keep > most:
                 best, most = state, keep

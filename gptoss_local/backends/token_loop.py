@@ -51,6 +51,7 @@ class TokenLoop:
         # The chain samples on the CPU for the drafts but may sample in the graph once drafting
         # gives up for the reply (on a GPU: 13 % faster with the 20b on an H200).
         self.graph_later = False
+        self.cache_key: str | None = None  # the prompt's cache key (`PromptCache.prepare`)
 
     def run(
         self,
@@ -232,8 +233,8 @@ class TokenLoop:
         """`PromptCache.prepare`, keeping no more than a drafter following the cache can
         resume from; returns the tokens kept."""
         if self.drafter is None:
-            return self._cache.prepare(prompt)
-        kept = self._cache.prepare(prompt, self.drafter.usable_prefix(prompt))
+            return self._cache.prepare(prompt, key=self.cache_key)
+        kept = self._cache.prepare(prompt, self.drafter.usable_prefix(prompt), self.cache_key)
         self.drafter.resume(kept)
         return kept
 

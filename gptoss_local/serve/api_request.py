@@ -84,9 +84,11 @@ class RequestReader(ABC):
         conversation = checked(Conversation(tuple(messages), instructions, tools), self.param,
                                limits)  # fmt: skip
         include_usage = self.include_usage(body)
+        # Both APIs take it; a request reuses only the cached prompts of its own key.
+        cache_key = body.text("prompt_cache_key") or None
         return ApiRequest(
             model=model,
-            request=ReplyRequest(conversation, settings, answer_format, choice),
+            request=ReplyRequest(conversation, settings, answer_format, choice, cache_key),
             stops=fields.stops(body.data.get("stop")),
             stream=body.flag("stream"),
             include_usage=include_usage,

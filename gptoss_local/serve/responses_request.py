@@ -11,8 +11,8 @@ that namespace.
 
 What clients that keep no state send besides (Codex CLI: `store: false`, `include`,
 `parallel_tool_calls`, `prompt_cache_key`, `client_metadata`, `reasoning.summary`, ids on
-input items) is accepted: none of it changes the answer. The llama.cpp engine finds a
-conversation's cache by its prompt, so `prompt_cache_key` adds nothing there.
+input items) is accepted: none of it changes the answer. `prompt_cache_key` scopes which
+cached prompts the request may reuse (`RequestReader.read`).
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ class ResponsesReader(RequestReader):
                               "unsupported_parameter")  # fmt: skip
         for key in ("store", "parallel_tool_calls"):
             body.flag(key)
-        body.text("prompt_cache_key")
         body.mapping("client_metadata")
         summary = (body.mapping("reasoning") or {}).get("summary")
         if summary is not None and summary not in SUMMARIES:
