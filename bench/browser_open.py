@@ -2,7 +2,7 @@
 and of a repeated one, for each of an 8 MB file of 4 million short lines, a 10 MiB file of one
 line, and an HTML page of a million entities.
 
-    python bench/browser_open.py [--out FILE]
+    python bench/browser_open.py [--out FILE] [DOCUMENT ...]
 
 Each document is opened in a fresh Python process (so one's memory does not hide another's):
 once timed, with the process's peak RSS growth (ru_maxrss) over the first open; then again, in
@@ -25,6 +25,7 @@ DOCUMENTS = {
     "lines.txt": "8 MB of 4,000,000 short lines",
     "one-line.txt": "10 MiB on one line",
     "entities.html": "HTML of 1,000,000 entities",
+    "elements.html": "HTML of 800,000 elements of one entity each",
 }
 
 # Run in the child: open the document twice through a BrowserTool over an empty index.
@@ -61,6 +62,7 @@ def write_documents(folder: Path) -> None:
     words = b"lorem ipsum dolor sit amet "
     (folder / "one-line.txt").write_bytes((words * (10 * MIB // len(words) + 1))[: 10 * MIB])
     (folder / "entities.html").write_bytes(b"<p>" + b"&amp;" * 1_000_000 + b"</p>\n")
+    (folder / "elements.html").write_bytes(b"<b>&amp;</b>" * 800_000)
 
 
 def measure(folder: Path, name: str, traced: bool) -> dict[str, dict[str, float]]:
@@ -75,12 +77,14 @@ def measure(folder: Path, name: str, traced: bool) -> dict[str, dict[str, float]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="also write the report here")
+    parser.add_argument("documents", nargs="*", choices=[[], *DOCUMENTS], help="default: all")
     args = parser.parse_args()
     lines = [
         "The browser's open of hostile documents (bench/browser_open.py)",
         "command: python " + " ".join(sys.argv),
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs; Python "
-        f"{platform.python_version()}; {platform.platform()}",
+        f"{platform.python_version()}; {platform.platform()}; load average "
+        + " ".join(f"{load:.1f}" for load in os.getloadavg()),
         "open(id=PATH, loc=0, num_lines=3) through BrowserTool.call; each document in its own "
         "process; memory: peak RSS growth over the call (ru_maxrss), Python heap peak of the "
         "call (tracemalloc, a second process)",
@@ -91,6 +95,8 @@ def main() -> None:
         folder.mkdir()
         write_documents(folder)
         for name, what in DOCUMENTS.items():
+            if args.documents and name not in args.documents:
+                continue
             timed, traced = measure(folder, name, False), measure(folder, name, True)
             size = (folder / name).stat().st_size / MIB
             lines.append(f"{name} ({what}, {size:.1f} MiB):")

@@ -152,7 +152,11 @@ def _open_checked(folder: str, path: str) -> int:
     a folder on the way swapped and swapped back in that window is not seen."""
     real = os.path.realpath(path)
     root = os.path.realpath(folder)
-    if os.path.commonpath([root, real]) != root or real == root:
+    try:
+        inside = os.path.commonpath([root, real]) == root and real != root
+    except ValueError:  # on another drive
+        inside = False
+    if not inside:
         raise Skipped("outside")
     if any(hidden(part) for part in Path(real).relative_to(root).parts):
         raise Skipped("outside")

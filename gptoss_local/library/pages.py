@@ -25,6 +25,9 @@ from gptoss_local.library.reading import Document
 VIEW_CHARS = 4096  # about 1,024 tokens of text, the reference browser's window
 FIND_LINES = 4  # lines shown from each match
 MAX_FINDS = 50
+# Lines one view shows at most, whatever `num_lines` asks: more would be cut from the result
+# anyway (`truncate.RESULT_CHARS`), after joining a whole large file into one string.
+MAX_VIEW_LINES = 1000
 # Brackets of the page text that would read as links or citations are swapped for look-alikes.
 _LOOK_ALIKES = str.maketrans({"【": "〖", "】": "〗"})
 
@@ -144,7 +147,7 @@ def _matching(lines: Sequence[str], wanted: str, start: int) -> int | None:
 
 def view(page: Page, cursor: int, loc: int, num_lines: int = -1) -> str:
     """What the model reads of `page` shown as `cursor`: the lines from `loc`, `num_lines`
-    of them (or a window of about 1,024 tokens when not given).
+    of them (at most `MAX_VIEW_LINES`; a window of about 1,024 tokens when not given).
 
     Raises:
         PageError: `loc` is past the page's end.
@@ -156,7 +159,8 @@ def view(page: Page, cursor: int, loc: int, num_lines: int = -1) -> str:
             f"Invalid location parameter: `{loc}`. Cannot exceed page maximum of {total - 1}."
         )
     loc = max(loc, 0)
-    end = min(loc + num_lines, total) if num_lines > 0 else _window_end(lines, loc)
+    wanted = min(num_lines, MAX_VIEW_LINES)
+    end = min(loc + wanted, total) if num_lines > 0 else _window_end(lines, loc)
     header = f"{page.title} ({page.source})" if page.source else page.title
     body = "\n".join(f"L{n}: {lines[n]}" for n in range(loc, end))
     return f"[{cursor}] {header}\n**viewing lines [{loc} - {end - 1}] of {total - 1}**\n\n{body}"

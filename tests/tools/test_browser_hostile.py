@@ -17,7 +17,7 @@ import pytest
 
 from gptoss_local.library import Library
 from gptoss_local.library.file_lines import TEXTWRAP_CHARS, WIDTH, FileLines, FileOrigins, wrap
-from gptoss_local.library.pages import Page, cited, find_page, view
+from gptoss_local.library.pages import MAX_VIEW_LINES, Page, cited, find_page, view
 from gptoss_local.tools.browser import BrowserTool
 
 SECRET = "OUTSIDE-SECRET-7c1f"
@@ -176,3 +176,11 @@ def test_find_and_citations_on_a_compact_page_answer_as_on_lines() -> None:
         assert view(find_page(compact, pattern), 1, 0) == view(find_page(listed, pattern), 1, 0)
     assert cited(compact, 3, 10**9) == cited(listed, 3, 10**9)
     assert cited(compact, 10**9, 10**9) is None
+
+
+def test_a_view_shows_at_most_max_view_lines_whatever_num_lines_asks() -> None:
+    lines = FileLines.of("short line\n" * 50_000)
+    page = Page("file", "t", "notes/t.md", lines, FileOrigins("/n/t.md", "notes/t.md", lines))
+    shown = view(page, 0, 10, num_lines=10**9).split("\n")
+    assert shown[1] == f"**viewing lines [10 - {10 + MAX_VIEW_LINES - 1}] of 49999**"
+    assert len(shown) == 3 + MAX_VIEW_LINES
