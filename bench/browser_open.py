@@ -79,8 +79,10 @@ def measure(folder: Path, name: str, traced: bool) -> dict[str, dict[str, float]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="also write the report here")
-    parser.add_argument("documents", nargs="*", choices=[[], *DOCUMENTS], help="default: all")
+    parser.add_argument("documents", nargs="*", help=f"of {', '.join(DOCUMENTS)} (default: all)")
     args = parser.parse_args()
+    if set(args.documents) - set(DOCUMENTS):
+        parser.error(f"documents are {', '.join(DOCUMENTS)}")
     lines = [
         "The browser's open of hostile documents (bench/browser_open.py)",
         "command: python " + " ".join(sys.argv),
