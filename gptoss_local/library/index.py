@@ -26,6 +26,7 @@ from pathlib import Path
 
 from gptoss_local import paths
 from gptoss_local.library.chunks import chunk
+from gptoss_local.library.confined import read_inside
 from gptoss_local.library.failures import (
     IndexDamagedError,
     check,
@@ -287,12 +288,12 @@ class Library:
             if known is not None:
                 _delete_file(conn, known[0])
             return "too_large"
-        try:
-            data = item.path.read_bytes()
-        except OSError:
+        try:  # never through a link swapped in since the walk (`confined`)
+            data, _info = read_inside(folder, str(item.path))
+        except (OSError, Skipped) as exc:
             if known is not None:
                 _delete_file(conn, known[0])
-            return "unreadable"
+            return exc.reason if isinstance(exc, Skipped) else "unreadable"
         digest = hashlib.sha256(data).hexdigest()
         if known is not None and known[3] == digest:
             conn.execute("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?",

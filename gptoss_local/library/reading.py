@@ -131,11 +131,15 @@ def too_large(path: Path, size: int) -> bool:
     return size > limit
 
 
+def hidden(name: str) -> bool:
+    """Whether the walk passes over an entry of this name: a hidden one (a dot-file or
+    dot-folder: keys, tokens, a repository's internals) or a dependency folder."""
+    return name.startswith(".") or name in SKIPPED_FOLDERS
+
+
 def left_out(folder: Path, path: Path) -> bool:
-    """Whether `path` under `folder` is one the walk passes over: inside a hidden entry (a
-    dot-file or dot-folder: keys, tokens, a repository's internals) or a dependency folder."""
-    parts = path.relative_to(folder).parts
-    return any(part.startswith(".") or part in SKIPPED_FOLDERS for part in parts)
+    """Whether `path` under `folder` is one the walk passes over (a `hidden` entry on its way)."""
+    return any(hidden(part) for part in path.relative_to(folder).parts)
 
 
 def walk(folder: Path) -> Iterator[Found | Skipped]:
@@ -154,7 +158,7 @@ def walk(folder: Path) -> Iterator[Found | Skipped]:
             yield Skipped("unreadable")
             continue
         for entry in entries:
-            if entry.name.startswith(".") or entry.name in SKIPPED_FOLDERS:
+            if hidden(entry.name):
                 continue
             found = _entry(entry, root, seen)
             if isinstance(found, Path):

@@ -17,6 +17,8 @@ from typing import Any
 
 from gptoss_local.conversation import BuiltinTool, Citation
 from gptoss_local.library import Library, LibraryError
+from gptoss_local.library.confined import identity, opened, read
+from gptoss_local.library.page_cache import PageCache
 from gptoss_local.library.pages import (
     Page,
     PageError,
@@ -26,7 +28,7 @@ from gptoss_local.library.pages import (
     search_page,
     view,
 )
-from gptoss_local.library.reading import Skipped, left_out, read_document, too_large
+from gptoss_local.library.reading import Skipped, left_out, read_document
 from gptoss_local.tools.browser_tool import BROWSER, FUNCTION_NAMES, NAME
 from gptoss_local.tools.result import ToolOutput
 
@@ -83,6 +85,7 @@ class BrowserTool:
         self._sessions: dict[object, BrowserSession] = {}
         self._key: object = None
         self._lock = threading.Lock()
+        self.pages = PageCache()
 
     @property
     def builtin(self) -> BuiltinTool:
@@ -170,7 +173,7 @@ class BrowserTool:
         loc = _number(arguments.get("loc"), -1)
         num_lines = _number(arguments.get("num_lines"), -1)
         if isinstance(target, str):
-            page = self._file(self._path_of(target))
+            page = self._file(*self._path_of(target))
             return session.show(page, max(loc, 0), num_lines)
         link = _number(target, -1)
         current = session.page(_number(arguments.get("cursor"), -1))
@@ -179,7 +182,7 @@ class BrowserTool:
         origin = current.links.get(link)
         if origin is None:
             raise PageError(f"Invalid link id `{link}`.")
-        page = self._file(origin.path)
+        page = self._file(self._folder_of(origin.path), origin.path)
         if loc < 0:  # at the passage the link points to, with a few lines before it
             at = page.line_of(origin)
             loc = at - 4 if at > 4 else 0
@@ -192,27 +195,31 @@ class BrowserTool:
         page = self.session.page(_number(arguments.get("cursor"), -1))
         return self.session.show(find_page(page, pattern))
 
-    def _file(self, path: str) -> Page:
-        """The file at `path` as a page, read now (so it shows the file as it is)."""
+    def _file(self, folder: str, path: str) -> Page:
+        """The file at `path` as a page, as it is now: opened once, inside `folder` and never
+        through a link out of it (`confined`); an unchanged file's page is not made again."""
         name = self.library.file_name(path) or self._name_of(path)
-        file = Path(path)
         try:
-            size = file.stat().st_size
-            if too_large(file, size):
-                raise PageError(f"`{name}` is too large to open.")
-            document = read_document(file, file.read_bytes())
+            with opened(folder, path) as (fd, info):
+                return self.pages.page(
+                    (path, name, identity(info)),
+                    lambda: file_page(path, name, read_document(Path(path), read(fd, path))),
+                )
         except Skipped as skip:
+            if skip.reason == "outside":
+                raise PageError(f"No file `{name}` in the folders this browser searches.") from None
+            if skip.reason == "too_large":
+                raise PageError(f"`{name}` is too large to open.") from None
             why = skip.reason.replace("_", " ")
             raise PageError(f"`{name}` cannot be opened: {why}.") from None
         except OSError as exc:
             raise PageError(
                 f"Error opening `{name}`: {exc.strerror or exc}. The index may be out of date."
             ) from None
-        return file_page(path, name, document)
 
-    def _path_of(self, given: str) -> str:
-        """A path the model named (absolute, or as results name it: ``notes/setup.md``) as an
-        absolute path inside one of the folders.
+    def _path_of(self, given: str) -> tuple[str, str]:
+        """A path the model named (absolute, or as results name it: ``notes/setup.md``) as the
+        folder it is in and its absolute path there (`_file` opens it without leaving it).
 
         Raises:
             PageError: It is a URL, or not a file of these folders.
@@ -227,13 +234,23 @@ class BrowserTool:
             base = Path(folder)
             tried = [wanted] if wanted.is_absolute() else [base.parent / wanted, base / wanted]
             for inside in tried:
-                real = inside.resolve()  # no way out through ".." or a link
-                root = base.resolve()
+                try:  # a link changing as it is resolved: EINVAL
+                    real, root = inside.resolve(), base.resolve()
+                except (OSError, RuntimeError):
+                    continue
+                # Which file is meant; `_file` then opens it without ever leaving the folder.
                 # Only what the index would hold: never a hidden file (a key, a token) opened
                 # by name though the search never shows it.
                 if real.is_relative_to(root) and real.is_file() and not left_out(root, real):
-                    return str(inside)
+                    return folder, str(inside)
         raise PageError(f"No file `{given}` in the folders this browser searches.")
+
+    def _folder_of(self, path: str) -> str:
+        """The folder a result's file is in (results name files by their folder's path)."""
+        for folder in self.folders:
+            if Path(path).is_relative_to(folder):
+                return folder
+        raise PageError(f"No file `{path}` in the folders this browser searches.")
 
     def _name_of(self, path: str) -> str:
         for folder in self.folders:
