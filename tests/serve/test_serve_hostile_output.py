@@ -1,0 +1,227 @@
+"""Malformed model output through the real server, both APIs, streamed and whole: a 200 and a
+well-formed reply every time (a stream of JSON chunks ending in ``[DONE]``, or Responses events
+numbered in order from `response.created` to `response.completed`), never a 500 or a broken
+stream; text whose purpose is unclear comes through as reasoning.
+
+Two sources of output. SCRIPTED: the malformed outputs of hostile_output.py (a 10,000-letter
+channel name, unknown recipients, cut headers, seeded random token runs) are fed, as the tiny
+model's real token ids, through the backend's real `ReplyProgress` and Harmony parser in place
+of sampling: what is under test is the parser and serve's mapping of its events, not sampling,
+and a random-weight model cannot be made to write 10,000 letters quickly. STEERED: a few short
+ones the real tiny model writes itself, its sampling held by a grammar (engine_helpers)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import threading
+import time
+from collections.abc import Generator, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile_output import LONG_CHANNEL, Vocab, hostile_cases, random_script
+from serve_helpers import Running, Steering, running_server
+
+from gptoss_local.backends.base import Reply, ReplyRequest, Stats, StopReason
+from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.reply_progress import ReplyProgress
+from gptoss_local.events import Event
+
+CHAT, RESPONSES = "/v1/chat/completions", "/v1/responses"
+RANDOM_RUNS = 24
+STEERED = {  # what the real model is held to write (it may only end with <|call|> after)
+    "steered unknown function": '<|channel|> "commentary to=functions.nope" <|constrain|> '
+    '"json" <|message|> "{\\"a\\": 1}"',
+    "steered weird recipient": '<|channel|> "analysis to=weird" <|message|> "not json"',
+    "steered nested starts": '<|start|> <|start|> "assistant" <|channel|> "analysis" <|start|> '
+    '<|message|> "kept text" <|end|> <|channel|> "fin"',
+    "steered header without message": '<|channel|> "final" <|end|> <|start|> "assistant" '
+    '<|channel|> "commentaryXYZ to=" <|constrain|> <|message|> "kept words"',
+}
+
+
+class ScriptedSteering(Steering):
+    """The server's `stream` hook: a user message "script NAME" or "random SEED" gets that
+    malformed output through the real parser (see above); "steered NAME" is written by the
+    real model under that grammar."""
+
+    def __init__(self, backend: LlamaCppBackend) -> None:
+        super().__init__(backend)
+        self.vocab = Vocab(backend)
+        self.cases = hostile_cases(self.vocab)
+
+    def __call__(self, request: ReplyRequest, cancel: threading.Event) -> Reply:
+        asked = request.conversation.messages[-1].content
+        kind, _, name = asked.partition(" ")
+        if kind == "steered":
+            grammar = f"root ::= {STEERED[asked]}"
+            return self.backend.stream(
+                request, cancel, options=replace(self._call, grammar=grammar)
+            )
+        if kind == "random":
+            tokens = random_script(self.vocab, random.Random(int(name)))
+        else:
+            tokens = self.cases[name]
+        return Reply(self._scripted(tokens))
+
+    def _scripted(self, tokens: list[int]) -> Generator[Event, None, Stats]:
+        progress = ReplyProgress(
+            self.backend._pieces, self.backend._stops, None, time.perf_counter()
+        )
+        progress.prompt_evaluated()
+        reason: StopReason = "length"  # out of tokens without an end token: as max_tokens
+        for token in tokens:
+            events, stop = progress.feed(token)
+            yield from events
+            if stop is not None:
+                reason = stop
+                break
+        yield from progress.finish()
+        return progress.stats(12, 0, reason, 2048, 12 + len(progress.generated))
+
+
+@pytest.fixture(scope="module")
+def served(tiny_gguf: Path) -> Iterator[Running]:
+    with running_server(tiny_gguf, steer=ScriptedSteering) as running:
+        yield running
+
+
+def post(served: Running, path: str, text: str, stream: bool) -> tuple[int, bytes]:
+    body: dict[str, Any] = {"model": "tiny", "stream": stream, "max_tokens": 200}
+    if path == CHAT:
+        body["messages"] = [{"role": "user", "content": text}]
+    else:
+        body = {**body, "input": text, "max_output_tokens": body.pop("max_tokens")}
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=120)
+    try:
+        connection.request("POST", path, body=json.dumps(body),
+                           headers={"Content-Type": "application/json"})  # fmt: skip
+        answer = connection.getresponse()
+        return answer.status, answer.read()
+    finally:
+        connection.close()
+
+
+def chat_stream(raw: bytes) -> dict[str, Any]:
+    """A Chat Completions stream checked: JSON chunks, one finish reason on the last, then
+    [DONE]; its message put together."""
+    frames = raw.decode().split("\n\n")
+    assert frames[-2:] == ["data: [DONE]", ""], frames[-3:]
+    chunks = [json.loads(frame.removeprefix("data: ")) for frame in frames[:-2]]
+    assert all(frame.startswith("data: ") for frame in frames[:-2])
+    assert all(c.get("object") == "chat.completion.chunk" and "error" not in c for c in chunks)
+    finishes = [c["choices"][0]["finish_reason"] for c in chunks]
+    assert finishes[-1] in ("stop", "length", "tool_calls") and not any(finishes[:-1])
+    message: dict[str, Any] = {"content": "", "reasoning_content": "", "tool_calls": []}
+    for chunk in chunks:
+        delta = chunk["choices"][0]["delta"]
+        message["content"] += delta.get("content") or ""
+        message["reasoning_content"] += delta.get("reasoning_content", "")
+        message["tool_calls"] += [c["function"] for c in delta.get("tool_calls", [])]
+    return {**message, "finish_reason": finishes[-1]}
+
+
+def chat_whole(raw: bytes) -> dict[str, Any]:
+    reply = json.loads(raw)
+    assert reply["object"] == "chat.completion"
+    choice = reply["choices"][0]
+    message = choice["message"]
+    calls = [c["function"] for c in message.get("tool_calls", [])]
+    assert all(isinstance(c["name"], str) and isinstance(c["arguments"], str) for c in calls)
+    reasoning = message.get("reasoning_content", "")
+    return {"content": message["content"] or "", "finish_reason": choice["finish_reason"],
+            "reasoning_content": reasoning, "tool_calls": calls}  # fmt: skip
+
+
+def responses_stream(raw: bytes) -> list[dict[str, Any]]:
+    """A Responses stream checked: typed events numbered in order, from `response.created`
+    to the response's end, each item added before its deltas and done once; its output."""
+    frames = raw.decode().split("\n\n")
+    assert frames[-1] == ""
+    events = []
+    for frame in frames[:-1]:
+        head, data = frame.split("\n", 1)
+        event = json.loads(data.removeprefix("data: "))
+        assert head == f"event: {event['type']}"
+        events.append(event)
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    kinds = [e["type"] for e in events]
+    assert kinds[:2] == ["response.created", "response.in_progress"]
+    assert kinds[-1] in ("response.completed", "response.incomplete"), kinds[-3:]
+    assert not [k for k in kinds if k in ("error", "response.failed")]
+    open_items: set[str] = set()
+    for event in events[2:-1]:
+        if event["type"] == "response.output_item.added":
+            open_items.add(event["item"]["id"])
+        elif event["type"] == "response.output_item.done":
+            open_items.remove(event["item"]["id"])
+        else:
+            assert event["item_id"] in open_items, event
+    assert not open_items
+    return list(events[-1]["response"]["output"])
+
+
+def responses_whole(raw: bytes) -> list[dict[str, Any]]:
+    reply = json.loads(raw)
+    assert reply["object"] == "response" and reply["status"] in ("completed", "incomplete")
+    return list(reply["output"])
+
+
+def without_ids(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in item.items() if k not in ("id", "call_id")} for item in output]
+
+
+def both_apis(served: Running, text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The reply to `text` over both APIs, streamed and whole, every one checked; the
+    streamed and whole replies agree."""
+    replies = {}
+    for path in (CHAT, RESPONSES):
+        for stream in (True, False):
+            status, raw = post(served, path, text, stream)
+            assert status == 200, raw[:500]
+            replies[path, stream] = raw
+    chat = chat_whole(replies[CHAT, False])
+    assert chat_stream(replies[CHAT, True]) == chat
+    output = responses_whole(replies[RESPONSES, False])
+    assert without_ids(responses_stream(replies[RESPONSES, True])) == without_ids(output)
+    return chat, output
+
+
+@pytest.mark.parametrize("name", ["long channel", "long channel, no end", "unknown function",
+                                  "unknown recipient", "cut header", "header without message",
+                                  "nested starts", "text spelling markers", "no header at all",
+                                  "calls without arguments", "bad json arguments",
+                                  "markers only", "empty"])  # fmt: skip
+def test_scripted_malformed_output_is_a_well_formed_reply(served: Running, name: str) -> None:
+    chat, output = both_apis(served, f"script {name}")
+    if name == "long channel":  # the channel was text: it comes through as reasoning
+        assert chat["reasoning_content"] == LONG_CHANNEL + "kept after"
+        assert [item["type"] for item in output] == ["reasoning"]
+    if name == "unknown function":
+        assert chat["tool_calls"] == [{"name": "nope", "arguments": '{"a": 1}'}]
+        assert chat["finish_reason"] == "tool_calls"
+        assert output[0]["type"] == "function_call" and output[0]["name"] == "nope"
+
+
+def test_seeded_random_token_runs_are_well_formed_replies(served: Running) -> None:
+    for seed in range(RANDOM_RUNS):
+        both_apis(served, f"random {seed}")
+
+
+@pytest.mark.parametrize("name", list(STEERED))
+def test_malformed_output_the_model_writes_is_a_well_formed_reply(
+    served: Running, name: str
+) -> None:
+    chat, _output = both_apis(served, name)
+    if name == "steered unknown function":
+        assert chat["tool_calls"] == [{"name": "nope", "arguments": '{"a": 1}'}]
+    if name == "steered weird recipient":  # not JSON: handed over as written
+        assert chat["tool_calls"] == [{"name": "weird", "arguments": "not json"}]
+    if name == "steered nested starts":
+        assert "kept text" in chat["reasoning_content"]
+    if name == "steered header without message":
+        assert "kept words" in chat["reasoning_content"] + chat["content"]
