@@ -315,7 +315,7 @@ class LlamaCppBackend:
             )
             try:
                 return (yield from loop.run(tokens, sampler, settings.max_tokens, started,
-                                            turn_start))  # fmt: skip
+                                            turn_start, constraint))  # fmt: skip
             finally:
                 self._samplers.release(sampler)
 

@@ -10,7 +10,8 @@ import time
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import Stats, StopReason
-from gptoss_local.events import Event
+from gptoss_local.backends.structured.gate import Constraint, FinalHeaderWatch
+from gptoss_local.events import AnswerDelta, Event, ReasoningDelta
 from gptoss_local.harmony import HarmonyStreamParser
 
 _KIND = {"reasoning": "reasoning", "answer": "answer", "preamble": "answer"}
@@ -24,6 +25,10 @@ class ReplyProgress:
         stops: End-of-generation tokens and the stop reason each means.
         max_tokens: Stop with "length" after this many tokens (None: no limit).
         started: `time.perf_counter()` when the request came.
+        constraint: The grammar the reply is held to, if any. One held from the final header
+            on (a response format) holds only what follows a final header of control tokens:
+            text the parser reads as answer before that (a header the model spelled as text,
+            "assistantfinal ...") was never held to the format, so it is reasoning.
     """
 
     def __init__(
@@ -32,8 +37,13 @@ class ReplyProgress:
         stops: dict[int, StopReason],
         max_tokens: int | None,
         started: float,
+        constraint: Constraint | None = None,
     ) -> None:
         self._pieces = pieces
+        self._watch: FinalHeaderWatch | None = None
+        if constraint is not None and constraint.from_final:
+            self._watch = FinalHeaderWatch(constraint.header, pieces)
+        self._held = False  # the final message's content has begun under the grammar
         self._stops = stops
         self._max_tokens = max_tokens
         self.started = started
@@ -62,10 +72,14 @@ class ReplyProgress:
         control = self._pieces.is_control(token)
         # Told which tokens are control tokens, the parser keeps ordinary tokens that spell
         # "<|end|>" as text.
-        events = self._parser.feed_token(self._pieces(token), control=control)
+        events = self._unheld(self._parser.feed_token(self._pieces(token), control=control))
         kind = _KIND.get(self._parser.content_kind or "")
+        if kind == "answer" and self._watch is not None and not self._held:
+            kind = "reasoning"  # an answer the format's grammar did not hold (see above)
         if kind and not control:  # headers, control tokens and tool arguments count as neither
             self.counts[kind] += 1
+        if self._watch is not None and not self._held:
+            self._held = self._watch.feed(token)
         if token in self._stops:
             return events, self._stops[token]
         if self._max_tokens is not None and len(self.generated) >= self._max_tokens:
@@ -74,7 +88,13 @@ class ReplyProgress:
 
     def finish(self) -> list[Event]:
         """The events the parser still held."""
-        return list(self._parser.finish())
+        return self._unheld(self._parser.finish())
+
+    def _unheld(self, events: list[Event]) -> list[Event]:
+        """`events`, with an answer the format's grammar did not hold made reasoning."""
+        if self._watch is None or self._held:
+            return events
+        return [ReasoningDelta(e.text) if isinstance(e, AnswerDelta) else e for e in events]
 
     def stats(
         self, prompt_tokens: int, cached: int, reason: StopReason, context_size: int, used: int

@@ -44,6 +44,14 @@ STEERED = {  # what the real model is held to write (it may only end with <|call
 }
 
 
+# A header the model spells as text ("assistantfinal"), then a real final message, whose
+# content the engine holds to the request's format.
+SPELLED_FINAL = ('root ::= "assistantfinal not json" <|end|> <|start|> "assistant" '
+                 '<|channel|> "final" <|message|> [^<]*')  # fmt: skip
+CITY = {"type": "object", "properties": {"city": {"enum": ["Tokyo", "Paris"]}},
+        "required": ["city"], "additionalProperties": False}  # fmt: skip
+
+
 class ScriptedSteering(Steering):
     """The server's `stream` hook: a user message "script NAME" or "random SEED" gets that
     malformed output through the real parser (see above); "steered NAME" is written by the
@@ -57,6 +65,9 @@ class ScriptedSteering(Steering):
     def __call__(self, request: ReplyRequest, cancel: threading.Event) -> Reply:
         asked = request.conversation.messages[-1].content
         kind, _, name = asked.partition(" ")
+        if request.response_format is not None:
+            options = replace(self._reply, grammar=SPELLED_FINAL)
+            return self.backend.stream(request, cancel, options=options)
         if kind == "steered":
             grammar = f"root ::= {STEERED[asked]}"
             return self.backend.stream(
@@ -90,12 +101,13 @@ def served(tiny_gguf: Path) -> Iterator[Running]:
         yield running
 
 
-def post(served: Running, path: str, text: str, stream: bool) -> tuple[int, bytes]:
-    body: dict[str, Any] = {"model": "tiny", "stream": stream, "max_tokens": 200}
+def post(served: Running, path: str, said: str, stream: bool, **extra: Any) -> tuple[int, bytes]:
+    body: dict[str, Any] = {"model": "tiny", "stream": stream, "max_tokens": 200, "seed": 1}
+    body.update(extra)
     if path == CHAT:
-        body["messages"] = [{"role": "user", "content": text}]
+        body["messages"] = [{"role": "user", "content": said}]
     else:
-        body = {**body, "input": text, "max_output_tokens": body.pop("max_tokens")}
+        body = {**body, "input": said, "max_output_tokens": body.pop("max_tokens")}
     connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=120)
     try:
         connection.request("POST", path, body=json.dumps(body),
@@ -175,13 +187,21 @@ def without_ids(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in item.items() if k not in ("id", "call_id")} for item in output]
 
 
-def both_apis(served: Running, text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The reply to `text` over both APIs, streamed and whole, every one checked; the
-    streamed and whole replies agree."""
+def both_apis(
+    served: Running, text: str, schema: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The reply to `text` (in the format of `schema`, if given) over both APIs, streamed and
+    whole, every one checked; the streamed and whole replies agree."""
     replies = {}
     for path in (CHAT, RESPONSES):
+        extra: dict[str, Any] = {}
+        if schema is not None and path == CHAT:
+            spec = {"name": "city", "schema": schema}
+            extra["response_format"] = {"type": "json_schema", "json_schema": spec}
+        elif schema is not None:
+            extra["text"] = {"format": {"type": "json_schema", "name": "city", "schema": schema}}
         for stream in (True, False):
-            status, raw = post(served, path, text, stream)
+            status, raw = post(served, path, text, stream, **extra)
             assert status == 200, raw[:500]
             replies[path, stream] = raw
     chat = chat_whole(replies[CHAT, False])
@@ -225,3 +245,17 @@ def test_malformed_output_the_model_writes_is_a_well_formed_reply(
         assert "kept text" in chat["reasoning_content"]
     if name == "steered header without message":
         assert "kept words" in chat["reasoning_content"] + chat["content"]
+
+
+def test_a_spelled_final_header_before_a_held_answer_is_reasoning(served: Running) -> None:
+    """The model writes "assistantfinal not json" as text where a header goes, then a real
+    final message the engine holds to the format. The parser reads the spelled header as the
+    start of an answer; no grammar held that text, so it is reasoning. Before, it was joined to
+    the held JSON and the answer missed its format: a 500 (response_format_mismatch), and an
+    error inside the stream after the text was sent as the answer."""
+    chat, output = both_apis(served, "format please", CITY)
+    assert chat["finish_reason"] == "stop"
+    assert json.loads(chat["content"])["city"] in ("Tokyo", "Paris")
+    assert "not json" in chat["reasoning_content"]
+    answer = [item for item in output if item["type"] == "message"]
+    assert json.loads(answer[0]["content"][0]["text"])["city"] in ("Tokyo", "Paris")
