@@ -73,6 +73,8 @@ def hostile_cases(v: Vocab) -> dict[str, list[int]]:
         "bad json arguments": [c, *t("commentary to=functions.get_weather"), m,
                                *t('{"city": '), call],
         "markers only": [e, e, s, m, con, c, m, e, ret],
+        "browser call, odd name": [c, *t("analysis to=browser.x-y"), m, *t("{}"), call],
+        "browser call, no name": [c, *t("analysis to=browser."), m, call],
         "empty": [],
     }  # fmt: skip
 

@@ -30,6 +30,8 @@ from gptoss_local.backends.base import Reply, ReplyRequest, Stats, StopReason
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.reply_progress import ReplyProgress
 from gptoss_local.events import Event
+from gptoss_local.library import Library
+from gptoss_local.serve.browsing import BrowsingStreamer
 
 CHAT, RESPONSES = "/v1/chat/completions", "/v1/responses"
 RANDOM_RUNS = 24
@@ -259,3 +261,29 @@ def test_a_spelled_final_header_before_a_held_answer_is_reasoning(served: Runnin
     assert "not json" in chat["reasoning_content"]
     answer = [item for item in output if item["type"] == "message"]
     assert json.loads(answer[0]["content"][0]["text"])["city"] in ("Tokyo", "Paris")
+
+
+@pytest.mark.parametrize("name", ["browser call, odd name", "browser call, no name"])
+def test_a_browser_call_no_tool_can_have_goes_to_the_client(
+    served: Running, tmp_path: Path, name: str
+) -> None:
+    """With `--browser` the server answers the model's browser calls; one whose name no tool
+    can have (``browser.x-y``, ``browser.``) cannot go back into the conversation with an
+    answer. It is handed to the client as the model wrote it, as a call of any other tool
+    not offered is. Before, its answer was refused (a tool name must be an identifier) inside
+    the reply: a 500, or a stream cut off."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("zebras have stripes\n", encoding="utf-8")
+    with Library.open(tmp_path / "l.db") as library:
+        library.update([str(notes)])
+        service = served.server.service
+        kept = service._stream
+        service._stream = BrowsingStreamer(kept, library, (str(notes),))
+        try:
+            chat, output = both_apis(served, f"script {name}")
+        finally:
+            service._stream = kept
+    (call,) = chat["tool_calls"]
+    assert call["name"] in ("browser.x-y", "browser.") and chat["finish_reason"] == "tool_calls"
+    assert [item["type"] for item in output if item["type"] != "reasoning"] == ["function_call"]
