@@ -190,18 +190,12 @@ def without_ids(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def both_apis(
-    served: Running, text: str, schema: dict[str, Any] | None = None
+    served: Running, text: str, chat_extra: Any = None, responses_extra: Any = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The reply to `text` (in the format of `schema`, if given) over both APIs, streamed and
-    whole, every one checked; the streamed and whole replies agree."""
+    """The reply to `text` (with the extra fields of each API's request) over both APIs,
+    streamed and whole, every one checked; the streamed and whole replies agree."""
     replies = {}
-    for path in (CHAT, RESPONSES):
-        extra: dict[str, Any] = {}
-        if schema is not None and path == CHAT:
-            spec = {"name": "city", "schema": schema}
-            extra["response_format"] = {"type": "json_schema", "json_schema": spec}
-        elif schema is not None:
-            extra["text"] = {"format": {"type": "json_schema", "name": "city", "schema": schema}}
+    for path, extra in ((CHAT, chat_extra or {}), (RESPONSES, responses_extra or {})):
         for stream in (True, False):
             status, raw = post(served, path, text, stream, **extra)
             assert status == 200, raw[:500]
@@ -211,6 +205,13 @@ def both_apis(
     output = responses_whole(replies[RESPONSES, False])
     assert without_ids(responses_stream(replies[RESPONSES, True])) == without_ids(output)
     return chat, output
+
+
+def in_format(schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each API's fields that ask for an answer in `schema`."""
+    spec = {"name": "city", "schema": schema}
+    return ({"response_format": {"type": "json_schema", "json_schema": spec}},
+            {"text": {"format": {"type": "json_schema", **spec}}})  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ["long channel", "long channel, no end", "unknown function",
@@ -234,6 +235,26 @@ def test_seeded_random_token_runs_are_well_formed_replies(served: Running) -> No
         both_apis(served, f"random {seed}")
 
 
+WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}}
+CHAT_EXTRA = {"tools": [{"type": "function", "function": {"name": "get_weather",
+                                                          "parameters": WEATHER}}],
+              "stop": ["zz", "}"]}  # fmt: skip
+RESPONSES_EXTRA = {"tools": [{"type": "function", "name": "get_weather", "parameters": WEATHER},
+                             {"type": "custom", "name": "nope"}],
+                   "include": ["reasoning.encrypted_content"]}  # fmt: skip
+
+
+@pytest.mark.parametrize("summary", [False, True])
+def test_random_runs_with_tools_stops_and_carried_reasoning(served: Running, summary: bool) -> None:
+    """The same random runs, with tools offered (a freeform one among them), stop strings,
+    reasoning handed back sealed, or summarised."""
+    responses = (
+        {**RESPONSES_EXTRA, "reasoning": {"summary": "auto"}} if summary else RESPONSES_EXTRA
+    )
+    for seed in range(RANDOM_RUNS // 2):
+        both_apis(served, f"random {seed + 100 * summary}", CHAT_EXTRA, responses)
+
+
 @pytest.mark.parametrize("name", list(STEERED))
 def test_malformed_output_the_model_writes_is_a_well_formed_reply(
     served: Running, name: str
@@ -255,7 +276,7 @@ def test_a_spelled_final_header_before_a_held_answer_is_reasoning(served: Runnin
     start of an answer; no grammar held that text, so it is reasoning. Before, it was joined to
     the held JSON and the answer missed its format: a 500 (response_format_mismatch), and an
     error inside the stream after the text was sent as the answer."""
-    chat, output = both_apis(served, "format please", CITY)
+    chat, output = both_apis(served, "format please", *in_format(CITY))
     assert chat["finish_reason"] == "stop"
     assert json.loads(chat["content"])["city"] in ("Tokyo", "Paris")
     assert "not json" in chat["reasoning_content"]
