@@ -6,6 +6,7 @@ by the real engine on the tiny model."""
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,11 @@ from engine_helpers import chat, open_tiny
 
 from gptoss_local.backends.base import ReplyRequest, ResponseFormat, UnsupportedRequest
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.structured import SchemaLoop, check_schema
+from gptoss_local.backends.structured import SchemaError, SchemaLoop, check_schema
 from gptoss_local.backends.structured.harmony import _answer_gbnf
 
 SELF = {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}
+RANDOM_SCHEMAS = 600
 TREE = {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#"}}}}
 
 
@@ -103,3 +105,59 @@ def test_the_engine_refuses_a_loop_before_the_reply(backend: LlamaCppBackend) ->
     assert refused.value.field == "response_format"
     assert "#/$defs/a refers only to itself" in str(refused.value)
     assert "way out" in (refused.value.hint or "")
+
+
+def random_schema(rng: random.Random, defs: list[str], depth: int = 0) -> Any:
+    """A random schema of the keywords the grammar holds, refs to `defs` among them."""
+    roll = rng.random() if depth < 4 else rng.random() * 0.5
+    if roll < 0.15 and defs:
+        return {"$ref": f"#/$defs/{rng.choice(defs)}"}
+    if roll < 0.2:
+        return {"$ref": "#"}
+    if roll < 0.3:
+        return rng.choice(
+            [
+                {"type": "string", "maxLength": 3},
+                {"enum": [1, "a", None]},
+                {"type": "integer", "minimum": -5, "maximum": 40},
+                {"type": "string", "pattern": "^[a-c]{1,3}$"},
+                {"type": "boolean"},
+                {"type": "string", "format": "date"},
+                {"type": ["string", "null"]},
+            ]
+        )
+    if roll < 0.5:
+        return {"type": "string"}
+    if roll < 0.65:
+        kind = rng.choice(["anyOf", "oneOf"])
+        return {kind: [random_schema(rng, defs, depth + 1) for _ in range(rng.randint(1, 3))]}
+    if roll < 0.8:
+        items: dict[str, Any] = {"type": "array", "items": random_schema(rng, defs, depth + 1)}
+        if rng.random() < 0.5:
+            items["minItems"] = rng.randint(0, 2)
+        return items
+    names = rng.sample(["a", "b", "c", "d"], rng.randint(0, 3))
+    properties = {n: random_schema(rng, defs, depth + 1) for n in names}
+    required = [n for n in names if rng.random() < 0.5]
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def test_every_random_schema_is_refused_by_name_or_its_grammar_taken(
+    backend: LlamaCppBackend,
+) -> None:
+    """Whatever shape the refs take, `check_schema` refuses it or llama.cpp takes its
+    grammar: a refusal is never left to llama.cpp once the request has waited."""
+    rng = random.Random(36)
+    refused = taken = 0
+    for _ in range(RANDOM_SCHEMAS):
+        names = rng.sample(["x", "y", "z"], rng.randint(0, 3))
+        defs = {n: random_schema(rng, names) for n in names}
+        schema = {**random_schema(rng, names), **({"$defs": defs} if defs else {})}
+        try:
+            check_schema(schema)
+        except SchemaError:
+            refused += 1
+            continue
+        assert accepted_by_llama_cpp(backend, _answer_gbnf(json.dumps(schema))), schema
+        taken += 1
+    assert refused and taken  # both kinds were met
