@@ -144,7 +144,7 @@ def check_schema(schema: Any, param: str, label: str = "the schema") -> None:
         raise bad_request("the schema nests too deeply", param) from None
     try:  # what the engine's grammar cannot hold is refused too, not loosened
         structured.check_schema(schema)
-    except structured.SchemaLoop as exc:  # the schema's own fault, for any engine
+    except structured.SchemaLoop as exc:  # a loop of refs, named as one (not a keyword)
         raise bad_request(f"{label} cannot be answered: {exc}", param) from None
     except structured.SchemaError as exc:
         raise bad_request(f"the schema cannot be enforced: {exc}", param,
