@@ -139,3 +139,17 @@ def test_the_format_goes_with_every_turn_and_the_forced_call_with_the_first() ->
     assert asked.capabilities is inner.capabilities and asked.info().model == "m"
     asked.close()
     assert inner.closed
+
+
+def test_a_schema_that_loops_with_no_way_out_is_refused(tmp_path: Path) -> None:
+    """Before, the grammar reached llama.cpp, which refused it once the model was loaded."""
+    loop = {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}
+    with pytest.raises(WishError, match="--schema") as refused:
+        response_format(json.dumps(loop))
+    assert "#/$defs/a refers only to itself" in str(refused.value)
+    assert "way out" in str(refused.value)
+    tree = {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}}}
+    assert response_format(json.dumps(tree)) == ResponseFormat(tree)
+    path = tmp_path / "loop.json"
+    path.write_text(json.dumps(loop), encoding="utf-8")
+    assert_refused(gptoss("run", "--schema", str(path), "hi"), "refers only to itself")

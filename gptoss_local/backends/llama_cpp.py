@@ -36,8 +36,14 @@ from gptoss_local.backends.parallel import ParallelDecoder, Request
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.sampling import KeptSampler
 from gptoss_local.backends.saved_states import StateShelf
-from gptoss_local.backends.structured import SchemaError, ToolChoiceError, reply_grammar, token_trie
-from gptoss_local.backends.structured.gate import Constraint, HeaderTokens
+from gptoss_local.backends.structured import (
+    SchemaError,
+    SchemaLoop,
+    ToolChoiceError,
+    reply_grammar,
+    token_trie,
+)
+from gptoss_local.backends.structured.gate import Constraint, HeaderTokens, grammar_taken
 from gptoss_local.backends.token_chunks import TokenizeCancelled, Tokenized, tokenize_reusing
 from gptoss_local.backends.token_loop import TokenLoop
 from gptoss_local.events import Event
@@ -115,6 +121,7 @@ class LlamaCppBackend:
         # Under _vocab_lock: (cache key, tokens) of recent prompts.
         self._recent: deque[tuple[str | None, Tokenized]] = deque(maxlen=RECENT_PROMPTS)
         self._samplers = KeptSampler()
+        self._grammars_taken: deque[str] = deque(maxlen=16)  # read by llama.cpp once already
         self._closed = False  # before _special_ids, which closes on a foreign vocabulary
         self._eagle: EagleDrafter | None = None
         ids = self._special_ids(tuple(STOP_TOKENS))
@@ -257,11 +264,21 @@ class LlamaCppBackend:
             grammar = reply_grammar(request)
         except (SchemaError, ToolChoiceError) as exc:
             hint = _("Leave that keyword out of the schema, or check the answer afterwards.")
-            if isinstance(exc, ToolChoiceError):
+            if isinstance(exc, SchemaLoop):
+                hint = _("Give each loop of refs a way out (an optional property, null).")
+            elif isinstance(exc, ToolChoiceError):
                 hint = _("Offer the tool, or ask for another.")
             raise UnsupportedRequest(str(exc), hint, field) from exc
         if grammar is None:
             return None
+        if grammar.gbnf not in self._grammars_taken:  # a refusal is the schema's, not the reply's
+            if not grammar_taken(self._native.vocab, grammar.gbnf):
+                raise UnsupportedRequest(
+                    _("llama.cpp refused the grammar made from the schema (see llama.log)"),
+                    _("Simplify the schema, or check the answer afterwards."),
+                    field,
+                )
+            self._grammars_taken.append(grammar.gbnf)
         barred = tuple(self._ids[token] for token in grammar.barred)
         until_final = tuple(self._ids[token] for token in grammar.barred_until_final)
         return Constraint(grammar.gbnf, grammar.from_final, barred, self._header, until_final)
@@ -305,7 +322,7 @@ class LlamaCppBackend:
             )
             try:
                 return (yield from loop.run(tokens, sampler, settings.max_tokens, started,
-                                            turn_start))  # fmt: skip
+                                            turn_start, constraint))  # fmt: skip
             finally:
                 self._samplers.release(sampler)
 

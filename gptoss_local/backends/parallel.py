@@ -201,7 +201,7 @@ class ParallelDecoder:
 
     def _progress(self, request: Request) -> ReplyProgress:
         limit = request.settings.max_tokens
-        return ReplyProgress(self._pieces, self._stops, limit, request.started)
+        return ReplyProgress(self._pieces, self._stops, limit, request.started, request.constraint)
 
     def _step(self) -> None:
         """One decode of the next token of every generating reply and prompt chunks."""

@@ -10,7 +10,8 @@ import time
 
 from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import Stats, StopReason
-from gptoss_local.events import Event, ReasoningDelta
+from gptoss_local.backends.structured.gate import Constraint, FinalHeaderWatch
+from gptoss_local.events import AnswerDelta, Event, ReasoningDelta
 from gptoss_local.harmony import HarmonyStreamParser
 
 _KIND = {"reasoning": "reasoning", "answer": "answer", "preamble": "answer"}
@@ -26,6 +27,10 @@ class ReplyProgress:
         stops: End-of-generation tokens and the stop reason each means.
         max_tokens: Stop with "length" after this many tokens (None: no limit).
         started: `time.perf_counter()` when the request came.
+        constraint: The grammar the reply is held to, if any. One held from the final header
+            on (a response format) holds only what follows a final header of control tokens:
+            text the parser reads as answer before that (a header the model spelled as text,
+            "assistantfinal ...") was never held to the format, so it is reasoning.
     """
 
     def __init__(
@@ -34,8 +39,13 @@ class ReplyProgress:
         stops: dict[int, StopReason],
         max_tokens: int | None,
         started: float,
+        constraint: Constraint | None = None,
     ) -> None:
         self._pieces = pieces
+        self._watch: FinalHeaderWatch | None = None
+        if constraint is not None and constraint.from_final:
+            self._watch = FinalHeaderWatch(constraint.header, pieces)
+        self._held = False  # the final message's content has begun under the grammar
         self._stops = stops
         self._max_tokens = max_tokens
         self.started = started
@@ -72,6 +82,9 @@ class ReplyProgress:
         piece = self._pieces(token)
         events = self._parser.feed_token(piece, control=control)
         self._count(piece if control else None, reading, recovered, events)
+        events = self._unheld(events)
+        if self._watch is not None and not self._held:
+            self._held = self._watch.feed(token)
         if token in self._stops:
             return events, self._stops[token]
         if self._max_tokens is not None and len(self.generated) >= self._max_tokens:
@@ -83,7 +96,7 @@ class ReplyProgress:
         recovered = self._parser.recovered
         events = list(self._parser.finish())
         self._credit(recovered)  # a reply cut off in what looked like a header
-        return events
+        return self._unheld(events)
 
     def _count(
         self, marker: bytes | None, reading: bool, recovered: int, events: list[Event]
@@ -97,7 +110,7 @@ class ReplyProgress:
             if kind is None:  # text in a header, so far
                 self._unread[self._marked] += 1
             elif kind in _KIND:  # not tool arguments
-                self.counts[_KIND[kind]] += 1
+                self.counts[self._counted_as(kind)] += 1
         elif kind is None and marker in _MARKERS:  # a header goes on, or one begins
             self._marked = reading or marker == _MARKERS[0]
         elif kind is None and (marker in _RESETS or not reading):  # a header begins
@@ -111,8 +124,22 @@ class ReplyProgress:
         """Count the tokens read as a header as text, if the parser has read it back as text
         since it counted `recovered` such headers."""
         if self._parser.recovered != recovered:
-            self.counts[_KIND.get(self._parser.recovered_kind, "reasoning")] += sum(self._unread)
+            self.counts[self._counted_as(self._parser.recovered_kind)] += sum(self._unread)
             self._unread, self._marked = [0, 0], False
+
+    def _counted_as(self, kind: str | None) -> str:
+        """What a token of content `kind` counts as: an answer the format's grammar did not
+        hold (see the class) is reasoning."""
+        counted = _KIND.get(kind or "", "reasoning")
+        if counted == "answer" and self._watch is not None and not self._held:
+            return "reasoning"
+        return counted
+
+    def _unheld(self, events: list[Event]) -> list[Event]:
+        """`events`, with an answer the format's grammar did not hold made reasoning."""
+        if self._watch is None or self._held:
+            return events
+        return [ReasoningDelta(e.text) if isinstance(e, AnswerDelta) else e for e in events]
 
     def stats(
         self, prompt_tokens: int, cached: int, reason: StopReason, context_size: int, used: int

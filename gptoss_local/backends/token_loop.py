@@ -13,6 +13,7 @@ from gptoss_local.backends.drafting import Drafter, DraftGovernor, DraftStats
 from gptoss_local.backends.prompt_cache import PromptCache
 from gptoss_local.backends.reply_progress import ReplyProgress
 from gptoss_local.backends.sampling import Sampler
+from gptoss_local.backends.structured.gate import Constraint
 from gptoss_local.events import Event
 from gptoss_local.i18n import _
 
@@ -60,10 +61,12 @@ class TokenLoop:
         max_tokens: int | None,
         started: float,
         turn_start: bool = False,
+        constraint: Constraint | None = None,
     ) -> Generator[Event, None, Stats]:
         """Yield the reply's events; return its stats (`turn_start`: the prompt ends with the
-        user's message, see `PromptCache.prompt_done`)."""
-        progress = ReplyProgress(self._pieces, self._stops, max_tokens, started)
+        user's message, see `PromptCache.prompt_done`; `constraint`: the sampler's grammar,
+        see `ReplyProgress`)."""
+        progress = ReplyProgress(self._pieces, self._stops, max_tokens, started, constraint)
         cached = self._prepare(prompt)
         self._evaluate(prompt[cached:])
         if self._cancel.is_set():

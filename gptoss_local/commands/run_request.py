@@ -18,7 +18,7 @@ from gptoss_local.backends.base import (
     ResponseFormat,
     ToolChoice,
 )
-from gptoss_local.backends.structured import check_answer
+from gptoss_local.backends.structured import SchemaError, SchemaLoop, check_answer, check_schema
 from gptoss_local.chat.context_keeper import estimate_prompt
 from gptoss_local.conversation import Conversation
 from gptoss_local.errors import WishError
@@ -58,8 +58,24 @@ def response_format(given: str | None) -> ResponseFormat | None:
                 where=where, kind=kind_of(schema)
             )
         )
+    _check_loops(schema, where)
     stem = "" if inline else Path(given).stem
     return ResponseFormat(schema, name=stem if NAME.fullmatch(stem) else "response")
+
+
+def _check_loops(schema: dict[str, object], where: str) -> None:
+    """Refuse refs that loop with no way out: no engine could finish an answer to them (other
+    keywords the llama.cpp grammar cannot hold are its own refusal, when it is asked)."""
+    try:
+        check_schema(schema)
+    except SchemaLoop as exc:
+        if exc.empty:
+            raise WishError(
+                f"{where}: {exc}",
+                _("Give each loop of refs a way out (an optional property, null)."),
+            ) from None
+    except SchemaError:
+        pass
 
 
 def tool_choice(given: str | None, conversation: Conversation) -> ToolChoice:

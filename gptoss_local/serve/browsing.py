@@ -20,6 +20,7 @@ from gptoss_local.conversation import (
     AssistantDraft,
     Message,
     answered_name,
+    call_record,
     split_recipient,
 )
 from gptoss_local.events import Event, ToolCall, TurnEnded
@@ -84,7 +85,12 @@ class BrowsingStreamer:
 
 
 def _browsing(event: Event) -> bool:
-    return isinstance(event, ToolCall) and split_recipient(event.name)[0] == BROWSER
+    """A call the server's browser answers: one of its namespace whose name a tool can have.
+    Another (``browser.x-y``) could not go back into the conversation with its answer, so it
+    goes to the client as the model wrote it, as a call of any tool not offered does."""
+    if not isinstance(event, ToolCall) or split_recipient(event.name)[0] != BROWSER:
+        return False
+    return call_record(event) is not None
 
 
 def _goes_on(

@@ -126,6 +126,9 @@ def _held(tools: tuple[Tool, ...]) -> tuple[Tool, ...]:
             continue  # no arguments, or raw text: nothing to hold
         try:
             structured.check_schema(tool.parameters)
+        except structured.SchemaLoop as exc:
+            raise bad_request(f"the parameters of {tool.name!r} cannot be answered: {exc}",
+                              PARAM) from None  # fmt: skip
         except structured.SchemaError as exc:
             raise bad_request(f"a call to {tool.name!r} cannot be forced: its parameters "
                               f"cannot be enforced ({exc})", PARAM,

@@ -113,15 +113,15 @@ def _schema_format(spec: dict[str, Any], where: str) -> ResponseFormat:
     if schema is None:
         raise bad_request('a json_schema format needs its schema (or ask for "json_object")',
                           f"{where}.schema")  # fmt: skip
-    check_schema(schema, f"{where}.schema")
+    check_schema(schema, f"{where}.schema", f"the schema {name!r}")
     return ResponseFormat(schema=schema, name=name, strict=bool(strict),
                           description=spec.get("description") or "")  # fmt: skip
 
 
-def check_schema(schema: Any, param: str) -> None:
-    """Refuse a schema that is not a JSON object, is too large, is not valid JSON Schema, or
-    asks what the engine's grammar cannot hold (`structured.check_schema`: a keyword it would
-    otherwise leave out).
+def check_schema(schema: Any, param: str, label: str = "the schema") -> None:
+    """Refuse a schema that is not a JSON object, is too large, is not valid JSON Schema, has
+    refs that loop with no way out (`label` names it then), or asks what the engine's grammar
+    cannot hold (`structured.check_schema`: a keyword it would otherwise leave out).
 
     Raises:
         ApiError: a 400 naming `param`.
@@ -144,6 +144,8 @@ def check_schema(schema: Any, param: str) -> None:
         raise bad_request("the schema nests too deeply", param) from None
     try:  # what the engine's grammar cannot hold is refused too, not loosened
         structured.check_schema(schema)
+    except structured.SchemaLoop as exc:  # a loop of refs, named as one (not a keyword)
+        raise bad_request(f"{label} cannot be answered: {exc}", param) from None
     except structured.SchemaError as exc:
         raise bad_request(f"the schema cannot be enforced: {exc}", param,
                           "unsupported_value") from None  # fmt: skip

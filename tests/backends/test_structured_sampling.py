@@ -214,14 +214,14 @@ def test_reasoning_is_sampled_in_the_graph_until_the_grammar_starts(
 ) -> None:
     """A reply held from its final message on samples in the graph while it reasons, and goes
     on on the CPU, with a copy of its chain, once its grammar starts. (The random model never
-    writes a final header: the watch is told one came after ten tokens.)"""
-    fed = 0
+    writes a final header: each watch, the sampler's and the reply's, is told one came after
+    ten tokens.)"""
+    fed: dict[int, int] = {}
     feed = FinalHeaderWatch.feed
 
     def told(self: FinalHeaderWatch, token: int) -> bool:
-        nonlocal fed
-        fed += 1
-        return feed(self, token) or fed == 10
+        fed[id(self)] = fed.get(id(self), 0) + 1
+        return feed(self, token) or fed[id(self)] == 10
 
     monkeypatch.setattr(FinalHeaderWatch, "feed", told)
     used: list[tuple[sampling.Sampler, int]] = []

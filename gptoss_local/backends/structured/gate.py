@@ -47,6 +47,17 @@ _RETRY = 8
 _FINAL_HEADER = re.compile(rb"final(?:(?:\s+|\s*<\|constrain\|>)[A-Za-z0-9_.-]*)?\s*")
 
 
+def grammar_taken(vocab: Any, text: str) -> bool:
+    """Whether llama.cpp's grammar reader takes `text` (the sampler it builds is freed again):
+    asked before a reply, so that a grammar it refuses is the request's fault, not the reply's."""
+    bindings = native.lib()
+    sampler = bindings.llama_sampler_init_grammar(vocab, text.encode(), b"root")
+    if not sampler:
+        return False
+    bindings.llama_sampler_free(sampler)
+    return True
+
+
 @dataclass(frozen=True)
 class HeaderTokens:
     """The control tokens a header is read by, and those that end a header without a message."""

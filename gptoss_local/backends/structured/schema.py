@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
+from gptoss_local.backends.structured.loops import check_loops
 from gptoss_local.backends.structured.schema_error import SchemaError, at
 from gptoss_local.backends.structured.schema_types import (
     ANY,
@@ -46,6 +47,8 @@ def prepare(schema: Any, prefix: str = "d") -> dict[str, Any]:
         root = walk.node(walk.root, "$")
     except RecursionError:
         raise SchemaError("type", "$", "the schema nests too deeply") from None
+    names = {key: ref for ref, key in walk.refs.items()}
+    check_loops(walk.defs, names, walk.places)
     if walk.defs:
         root = {**root, "$defs": walk.defs}
     return root
@@ -66,6 +69,7 @@ class _Walk:
         self.prefix = prefix
         self.defs: dict[str, Any] = {}
         self.refs: dict[str, str] = {}  # a ref as written -> its key in defs
+        self.places: dict[str, str] = {}  # a key in defs -> where its target is
 
     def node(self, node: Any, path: str) -> dict[str, Any]:
         if node is True:
@@ -114,6 +118,7 @@ class _Walk:
         if ref not in self.refs:
             key = self.refs[ref] = f"{self.prefix}{len(self.refs)}"
             target, where = self.pointer(ref, path)
+            self.places[key] = where
             self.defs[key] = {}  # a placeholder while the target (perhaps recursive) is walked
             self.defs[key] = self.node(target, where)
         return {"$ref": f"#/$defs/{self.refs[ref]}"}
