@@ -16,7 +16,7 @@ from dataclasses import replace
 from textual.message import Message
 
 from gptoss_local import heap
-from gptoss_local.backends.base import BackendError, GenerationSettings, Stats
+from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest, Stats
 from gptoss_local.chat.context_keeper import ContextFull, ContextKeeper
 from gptoss_local.conversation import Citation, Conversation
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
@@ -114,14 +114,14 @@ def run_reply(
     citations: tuple[Citation, ...] = ()
     try:
         tools = loop()
+        request = tools.offer(ReplyRequest(conversation, settings))  # the reply's one request
         if keeper is not None:
-            offered = tools.registry.offer(conversation, tools.backend.capabilities)
             try:
-                conversation = keeper.fit(tools.backend, offered, settings, cancel)
+                request = keeper.fit(tools.backend, request, cancel)
             except ContextFull as exc:
                 post(ContextRefused(str(exc)))
                 return
-        for event in tools.run(conversation, settings, cancel):
+        for event in tools.run(request, cancel):
             recorder(event)
             if isinstance(event, ChainEnded):
                 ended = event.reason
