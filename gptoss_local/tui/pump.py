@@ -101,7 +101,8 @@ def run_reply(
     batches of text, each step of a call, the start of each later model turn, then how it ended.
 
     `loop` is called here, on the worker: it may wait for the model to load and the tools to
-    start. Then `keeper` fits the prompt into the context (summarising older turns if it must;
+    start. Then the reply's one request is made (the loop's tools offered), and `keeper` fits
+    its prompt into the context (summarising older turns if it must;
     a message that cannot fit posts `ContextRefused` and nothing is generated). Never raises: a
     `BackendError` (or any other failure, which must not kill the app) marks the turn in
     progress failed and posts `ReplyFailed`, which carries the `HistoryError` if the history
