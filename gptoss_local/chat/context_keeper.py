@@ -3,9 +3,9 @@ done (`History.add_compaction`) so the chat goes on from it and the user can see
 
 Runs on the reply's worker, with the model loaded: counting the prompt takes the engine's
 tokenizer (`count_prompt`, where `capabilities.tokenizer` says it has one; an engine without is
-estimated from the text), and a summary is
-the model's own reply. The whole history stays saved; what changes is which messages the next
-prompts are made of (`session.conversation.conversation_entries`).
+estimated from the text), and a summary is the model's own reply. The whole history stays saved;
+what changes is which messages the next prompts are made of
+(`session.conversation.conversation_entries`).
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ class ToolLoop:
 
     def offer(self, request: ReplyRequest) -> ReplyRequest:
         """`request` with its conversation offering the registry's tools, as far as the engine
-        can offer them: made once per reply, before anything counts or prefills its prompt."""
+        can offer them: made once per reply, before its prompt is counted or fitted."""
         offered = self.registry.offer(request.conversation, self.backend.capabilities)
         return replace(request, conversation=offered)
 

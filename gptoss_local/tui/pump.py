@@ -102,11 +102,10 @@ def run_reply(
 
     `loop` is called here, on the worker: it may wait for the model to load and the tools to
     start. Then the reply's one request is made (the loop's tools offered), and `keeper` fits
-    its prompt into the context (summarising older turns if it must;
-    a message that cannot fit posts `ContextRefused` and nothing is generated). Never raises: a
-    `BackendError` (or any other failure, which must not kill the app) marks the turn in
-    progress failed and posts `ReplyFailed`, which carries the `HistoryError` if the history
-    failed.
+    its prompt into the context (summarising older turns if it must; a message that cannot fit
+    posts `ContextRefused` and nothing is generated). Never raises: a `BackendError` (or any
+    other failure, which must not kill the app) marks the turn in progress failed and posts
+    `ReplyFailed`, which carries the `HistoryError` if the history failed.
     """
     batcher = Batcher(post)
     stats: Stats | None = None
