@@ -66,7 +66,10 @@ def test_a_chat_reply_settles_the_heap_after_it_has_finished(
     monkeypatch.setattr(heap, "settle", lambda freeze=False: order.append(f"settle {freeze}"))
 
     class Scripted:
-        def run(self, _conversation, _settings, _cancel):
+        def offer(self, request):
+            return request
+
+        def run(self, _request, _cancel):
             yield AnswerDelta("hello")
             yield ReplyEnded(Message("assistant", "hello"), Stats(generated_tokens=1))
             yield ChainEnded("answered")

@@ -1,37 +1,20 @@
 """`run --schema` and `--tool-choice` as `run` reads them: a schema file or inline JSON (a
-refusal without a traceback for anything else), the tool to call among those offered, and the
-backend wrapper that asks them of the replies."""
+refusal without a traceback for anything else), and the tool to call among those offered (the
+tool loop asks them of the replies: tests/tools/test_tools_loop.py)."""
 
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Generator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from engine_helpers import chat
 from installed_cli import assert_refused, gptoss
 
-from gptoss_local.backends.base import (
-    BackendInfo,
-    Capabilities,
-    Reply,
-    ReplyRequest,
-    ResponseFormat,
-    Stats,
-    ToolChoice,
-)
-from gptoss_local.commands.run_request import (
-    AskedBackend,
-    answer_problem,
-    response_format,
-    tool_choice,
-)
+from gptoss_local.backends.base import ResponseFormat, ToolChoice
+from gptoss_local.commands.run_request import answer_problem, response_format, tool_choice
 from gptoss_local.conversation import Conversation, Message, Tool
 from gptoss_local.errors import WishError
-from gptoss_local.events import Event
 
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
@@ -93,52 +76,6 @@ def test_an_answer_is_held_to_its_schema() -> None:
     assert (
         answer_problem("[1]", ResponseFormat()) and answer_problem("{}", ResponseFormat()) is None
     )
-
-
-@dataclass
-class _Recording:
-    """A backend that records the requests it is asked to stream."""
-
-    asked: list[ReplyRequest] = field(default_factory=list)
-    capabilities: Capabilities = field(
-        default_factory=lambda: Capabilities(response_format=True, tool_choice=True)
-    )
-    closed: bool = False
-
-    def info(self) -> BackendInfo:
-        return BackendInfo("llamacpp", "m", "cpu", 2048)
-
-    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
-        self.asked.append(request)
-
-        def nothing() -> Generator[Event, None, Stats]:
-            return Stats()
-            yield  # a generator that ends at once
-
-        return Reply(nothing())
-
-    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
-        return 0
-
-    def keep_conversations(self, max_bytes: int) -> None:
-        pass
-
-    def close(self) -> None:
-        self.closed = True
-
-
-def test_the_format_goes_with_every_turn_and_the_forced_call_with_the_first() -> None:
-    inner = _Recording()
-    fmt = ResponseFormat(SCHEMA)
-    asked = AskedBackend(inner, fmt, ToolChoice(required=True))
-    for _turn in range(2):
-        list(asked.stream(ReplyRequest(chat("hi"))))
-    first, second = inner.asked
-    assert first.response_format == second.response_format == fmt
-    assert first.tool_choice == ToolChoice(required=True) and not second.tool_choice.forced
-    assert asked.capabilities is inner.capabilities and asked.info().model == "m"
-    asked.close()
-    assert inner.closed
 
 
 def test_a_schema_that_loops_with_no_way_out_is_refused(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from gptoss_local.backends.base import (
     Reply,
     ReplyRequest,
     Stats,
+    no_tokenizer,
 )
 from gptoss_local.chat.model_host import Opener
 from gptoss_local.conversation import Conversation
@@ -89,6 +90,12 @@ class ScriptedBackend:
 
     def keep_conversations(self, max_bytes: int) -> None:
         pass
+
+    def count_prompt(self, request: ReplyRequest) -> int:
+        raise no_tokenizer("scripted")  # declared: the chat estimates
+
+    def tokenize(self, text: str, special: bool = True) -> list[int]:
+        raise no_tokenizer("scripted")
 
     def stats(self, reason: str) -> Stats:
         """The stats of a reply that ended for `reason`."""

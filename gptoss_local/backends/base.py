@@ -1,16 +1,18 @@
 """The contract every backend keeps, and the types that cross it.
 
 A backend loads one model and streams replies. `stream()` takes a `ReplyRequest` (the
-`Conversation`, the `GenerationSettings`, and what is asked of this reply besides: a response
-format) and returns a `Reply`: iterating it gives the Harmony events of `gptoss_local.events`
-as the model produces them, and once it is exhausted `Reply.stats` says what the reply cost
-(also when it was cancelled or cut short).
+`Conversation` with the tools it offers, the `GenerationSettings`, and what is asked of this
+reply besides: a response format, a tool choice) and returns a `Reply`: iterating it gives the
+Harmony events of `gptoss_local.events` as the model produces them, and once it is exhausted
+`Reply.stats` says what the reply cost (also when it was cancelled or cut short).
 
 What an engine honours beyond plain text it declares in `capabilities`, and `check_request` is
 the one place a request is held against them: callers run it before they stream (and turn its
 `UnsupportedRequest` into their own refusal), and backends run it too, so that nothing asked
-is silently dropped. Options only one engine understands (a grammar, logit biases, sampling on
-the GPU) are that engine's own (`LlamaOptions`), not part of the request.
+is silently dropped. An engine with the model's tokenizer says so (`tokenizer`): then
+`count_prompt` and `tokenize` count exactly; callers of one without it estimate. Options only
+one engine understands (a grammar, logit biases, sampling on the GPU) are that engine's own
+(`LlamaOptions`), not part of the request.
 """
 
 from __future__ import annotations
@@ -110,8 +112,10 @@ class ToolChoice:
 @dataclass(frozen=True)
 class ReplyRequest:
     """One reply asked of a backend: the conversation it continues, how to sample, and what
-    is asked of this reply besides (its format). The tools offered, and their kinds, are the
-    conversation's (gpt-oss reads them in its system and developer messages).
+    is asked of this reply besides (its format, its tool choice). The tools offered, and their
+    kinds, are the conversation's (gpt-oss reads them in its system and developer messages).
+    It travels whole from the caller to the engine: the tool loop streams each model turn as
+    this request on the longer conversation (`tools.loop`).
 
     `cache_key` scopes the reuse of cached prompts (`serve`'s `prompt_cache_key`): a reply
     reuses only what replies of the same key (None: of no key) left in the caches.
@@ -148,6 +152,9 @@ class Capabilities:
         attachments: It gives the model the files attached to messages.
         keep_conversations: `Backend.keep_conversations` keeps other conversations' caches in
             RAM, so that conversations taking turns (`serve`) each reuse their own.
+        tokenizer: `Backend.count_prompt` and `Backend.tokenize` count with the model's own
+            tokenizer; an engine that keeps it to itself (a daemon, a server) raises
+            `BackendError` from them, and callers estimate instead.
     """
 
     prefill: bool = False
@@ -162,6 +169,7 @@ class Capabilities:
     logit_bias: bool = False
     attachments: bool = False
     keep_conversations: bool = False
+    tokenizer: bool = False
 
 
 @dataclass(frozen=True)
@@ -243,7 +251,8 @@ BackendErrorKind = Literal[
     "stream_broken",  # a reply broke off mid-stream
     "offline",  # a download was needed in offline mode
     "pull_failed",
-    "unsupported",  # the request asks what the engine cannot do (`check_request`)
+    "unsupported",  # the request asks what the engine cannot do (`check_request`), or a
+    # caller what its capabilities leave out (`no_tokenizer`)
 ]
 
 
@@ -306,6 +315,16 @@ def check_request(capabilities: Capabilities, request: ReplyRequest, engine: str
             )
 
 
+def no_tokenizer(engine: str) -> BackendError:
+    """What `count_prompt` and `tokenize` raise on an engine whose `capabilities.tokenizer` is
+    False (a caller that did not check it first)."""
+    return BackendError(
+        f"the {engine} engine keeps its tokenizer to itself",
+        "Check capabilities.tokenizer first, and estimate the tokens without it.",
+        kind="unsupported",
+    )
+
+
 # Loading reports (fraction done 0..1, what is happening); returning False aborts the load.
 LoadProgress = Callable[[float, str], bool]
 
@@ -347,6 +366,23 @@ class Backend(Protocol):
     def keep_conversations(self, max_bytes: int) -> None:
         """Keep up to `max_bytes` of RAM of other conversations' caches (0: none); does
         something only where `capabilities.keep_conversations` says so."""
+        ...
+
+    def count_prompt(self, request: ReplyRequest) -> int:
+        """The tokens of the prompt `request` would send (its format and tools shown).
+
+        Raises:
+            BackendError: `capabilities.tokenizer` is False (callers estimate instead).
+        """
+        ...
+
+    def tokenize(self, text: str, special: bool = True) -> list[int]:
+        """`text` as the model's token ids (`special`: control tokens written in it are read
+        as such).
+
+        Raises:
+            BackendError: `capabilities.tokenizer` is False (callers estimate instead).
+        """
         ...
 
     def close(self) -> None:

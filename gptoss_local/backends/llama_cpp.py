@@ -96,7 +96,7 @@ class LlamaCppBackend:
     capabilities = Capabilities(
         prefill=True, tools=True, namespaces=True, freeform_tools=True, builtin_tools=True,
         response_format=True, tool_choice=True, penalties=True, logit_bias=True,
-        keep_conversations=True,
+        keep_conversations=True, tokenizer=True,
     )  # fmt: skip
 
     def __init__(

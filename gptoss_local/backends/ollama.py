@@ -22,6 +22,7 @@ from gptoss_local.backends.base import (
     ReplyRequest,
     Stats,
     check_request,
+    no_tokenizer,
 )
 from gptoss_local.backends.ollama_daemon import OllamaDaemon
 from gptoss_local.backends.ollama_messages import chat_request
@@ -124,6 +125,14 @@ class OllamaBackend:
 
     def keep_conversations(self, max_bytes: int) -> None:
         """Nothing to do: the daemon keeps its own caches."""
+
+    def count_prompt(self, request: ReplyRequest) -> int:
+        """Not offered: the daemon renders and tokenizes the prompt (`capabilities.tokenizer`)."""
+        raise no_tokenizer("ollama")
+
+    def tokenize(self, text: str, special: bool = True) -> list[int]:
+        """Not offered: Ollama's API has no tokenizer (`capabilities.tokenizer`)."""
+        raise no_tokenizer("ollama")
 
     def _broken(self, exc: BaseException | None) -> Iterator[Event]:
         """End a reply the server stopped sending: truncated, then a `stream_broken` error."""

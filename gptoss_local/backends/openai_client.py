@@ -25,6 +25,7 @@ from gptoss_local.backends.base import (
     Stats,
     StopReason,
     check_request,
+    no_tokenizer,
 )
 from gptoss_local.backends.openai_http import Endpoint, HttpFailure
 from gptoss_local.backends.openai_messages import chat_body
@@ -89,6 +90,14 @@ class OpenAIClientBackend:
 
     def keep_conversations(self, max_bytes: int) -> None:
         """Nothing to do: the server keeps its own caches."""
+
+    def count_prompt(self, request: ReplyRequest) -> int:
+        """Not offered: the server renders and tokenizes the prompt (`capabilities.tokenizer`)."""
+        raise no_tokenizer("openai")
+
+    def tokenize(self, text: str, special: bool = True) -> list[int]:
+        """Not offered: the OpenAI API has no tokenizer (`capabilities.tokenizer`)."""
+        raise no_tokenizer("openai")
 
     def close(self) -> None:
         """Nothing to free: the model stays loaded on its server."""

@@ -2,9 +2,10 @@
 done (`History.add_compaction`) so the chat goes on from it and the user can see it.
 
 Runs on the reply's worker, with the model loaded: counting the prompt takes the engine's
-tokenizer (`count_prompt`; an engine without one is estimated from the text), and a summary is
-the model's own reply. The whole history stays saved; what changes is which messages the next
-prompts are made of (`session.conversation.conversation_entries`).
+tokenizer (`count_prompt`, where `capabilities.tokenizer` says it has one; an engine without is
+estimated from the text), and a summary is the model's own reply. The whole history stays saved;
+what changes is which messages the next prompts are made of
+(`session.conversation.conversation_entries`).
 """
 
 from __future__ import annotations
@@ -39,16 +40,15 @@ class Compacting:
     messages: int
 
 
-def prompt_counter(
-    backend: Backend, conversation: Conversation, settings: GenerationSettings
-) -> Counter:
-    """Counts the prompt of `conversation` (its instructions and tools) with other messages."""
-    count: Callable[[ReplyRequest], int] | None = getattr(backend, "count_prompt", None)
+def prompt_counter(backend: Backend, request: ReplyRequest) -> Counter:
+    """Counts the prompt of `request` (its instructions, tools and format) with other messages:
+    by the engine's tokenizer where it has one, else estimated."""
+    exact = backend.capabilities.tokenizer
 
     def counter(messages: Sequence[Message]) -> int:
-        shown = replace(conversation, messages=tuple(messages))
-        if count is not None:
-            return count(ReplyRequest(shown, settings))
+        shown = replace(request.conversation, messages=tuple(messages))
+        if exact:
+            return backend.count_prompt(replace(request, conversation=shown))
         return estimate_prompt(shown)
 
     return counter
@@ -77,14 +77,10 @@ class ContextKeeper:
         self.history, self.chat_id, self.policy, self.report = history, chat_id, policy, report
 
     def fit(
-        self,
-        backend: Backend,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
-    ) -> Conversation:
-        """`conversation` (the chat as `History.to_conversation` gives it, with the tools the
-        reply offers), or a shorter one that fits.
+        self, backend: Backend, request: ReplyRequest, cancel: threading.Event | None = None
+    ) -> ReplyRequest:
+        """`request` (its conversation the chat as `History.to_conversation` gives it, with the
+        tools the reply offers), or the same on a shorter conversation that fits.
 
         Raises:
             ContextFull: it cannot fit (or the policy is "stop"); nothing was saved.
@@ -92,21 +88,22 @@ class ContextKeeper:
         """
         context_size = backend.info().context_size
         if not context_size:
-            return conversation  # an engine that does not say: it will say when it is full
-        count = prompt_counter(backend, conversation, settings)
+            return request  # an engine that does not say: it will say when it is full
+        count = prompt_counter(backend, request)
+        settings = request.settings
         budget = Budget(context_size, settings.effort)
         entries = self.history.conversation_entries(self.chat_id)
         messages = [message for _seq, message in entries]
-        if len(messages) != len(conversation.messages):  # not the chat's own conversation
-            return conversation
+        if len(messages) != len(request.conversation.messages):  # not the chat's own
+            return request
         chosen = fit(messages, count, budget, self.policy)
         if not chosen.leaves_out:
-            return conversation
+            return request
         before_seq = entries[chosen.keep_from][0]
         assert before_seq is not None  # a cut falls on a user message, never on a summary
         summary = self._summary(backend, messages, chosen, budget, settings, cancel)
         if cancel is not None and cancel.is_set():
-            return conversation  # stopped while summarising: nothing saved, the reply stops too
+            return request  # stopped while summarising: nothing saved, the reply stops too
         compaction = self.history.add_compaction(
             self.chat_id,
             before_seq,
@@ -118,7 +115,7 @@ class ContextKeeper:
         )
         self.report(compaction)
         kept = [message for _seq, message in self.history.conversation_entries(self.chat_id)]
-        return replace(conversation, messages=tuple(kept))
+        return replace(request, conversation=replace(request.conversation, messages=tuple(kept)))
 
     def _summary(
         self,
@@ -133,7 +130,7 @@ class ContextKeeper:
             return None
         self.report(Compacting(chosen.keep_from))
         base = Conversation((), SUMMARY_INSTRUCTIONS)  # as the summary requests are made
-        count_text = prompt_counter(backend, base, replace(settings, effort="low"))
+        count_text = prompt_counter(backend, ReplyRequest(base, replace(settings, effort="low")))
         return summarise(
             backend,
             messages[: chosen.keep_from],

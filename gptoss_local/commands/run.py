@@ -16,7 +16,7 @@ from gptoss_local import config
 from gptoss_local.attachments import estimate_tokens, read_attachment, with_attachments
 from gptoss_local.backends.base import (
     Backend,
-    GenerationSettings,
+    ReplyRequest,
     ResponseFormat,
     Stats,
     ToolChoice,
@@ -25,7 +25,6 @@ from gptoss_local.chat.context_budget import Budget, ContextFull, fit
 from gptoss_local.chat.context_keeper import prompt_counter
 from gptoss_local.commands.notes import LoadNotes, warn
 from gptoss_local.commands.run_request import (
-    AskedBackend,
     answer_problem,
     kind_of,
     response_format,
@@ -139,23 +138,19 @@ def _answer(
         top_p=args.top_p,
         seed=args.seed,
     )
-    backend = AskedBackend(ready.open(LoadNotes()), fmt, choice)
+    backend = ready.open(LoadNotes())
     try:
-        _check_room(backend, registry.offer(conversation, backend.capabilities), generation)
         loop = ToolLoop(backend, registry, Approvals(args.allow_tool),
                         max_calls=settings.max_tool_calls)  # fmt: skip
-        return _stream(loop, conversation, generation, args, fmt)
+        request = loop.offer(ReplyRequest(conversation, generation, fmt, choice))
+        _check_room(backend, request)
+        return _stream(loop, request, args)
     finally:
         backend.close()
 
 
-def _stream(
-    loop: ToolLoop,
-    conversation: Conversation,
-    generation: GenerationSettings,
-    args: argparse.Namespace,
-    fmt: ResponseFormat | None = None,
-) -> int:
+def _stream(loop: ToolLoop, request: ReplyRequest, args: argparse.Namespace) -> int:
+    fmt = request.response_format
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_args: _interrupt(cancel))
     writer = _JsonWriter(sys.stdout) if args.json else None
@@ -164,7 +159,7 @@ def _stream(
     answer, ended = "", "answered"
     citations: tuple[Citation, ...] = ()
     try:
-        for event in loop.run(conversation, generation, cancel):
+        for event in loop.run(request, cancel):
             if isinstance(event, ReplyEnded):
                 stats, answer, turn = event.stats, "".join(turn), []
                 citations = event.citations
@@ -199,15 +194,15 @@ def _stream(
     return _check(answer, fmt)
 
 
-def _check_room(backend: Backend, conversation: Conversation, settings: GenerationSettings) -> None:
+def _check_room(backend: Backend, request: ReplyRequest) -> None:
     """Refuse, with its token count and the room, a prompt (stdin, attached files) that leaves
     the context too little room for the reply, before anything is generated."""
-    size = backend.info().context_size
+    size, settings = backend.info().context_size, request.settings
     if not size:
         return
-    count = prompt_counter(backend, conversation, settings)
+    count = prompt_counter(backend, request)
     try:
-        fit(conversation.messages, count, Budget(size, settings.effort), "stop")
+        fit(request.conversation.messages, count, Budget(size, settings.effort), "stop")
     except ContextFull as exc:
         room = _("{room:,} tokens").format(room=exc.room)
         raise WishError(

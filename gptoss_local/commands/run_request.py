@@ -5,21 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
-from gptoss_local.backends.base import (
-    Backend,
-    BackendInfo,
-    Reply,
-    ReplyRequest,
-    ResponseFormat,
-    ToolChoice,
-)
+from gptoss_local.backends.base import ResponseFormat, ToolChoice
 from gptoss_local.backends.structured import SchemaError, SchemaLoop, check_answer, check_schema
-from gptoss_local.chat.context_keeper import estimate_prompt
 from gptoss_local.conversation import Conversation
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
@@ -123,47 +112,3 @@ def answer_problem(answer: str, fmt: ResponseFormat) -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
-
-
-class AskedBackend:
-    """`backend`, with `response_format` asked of every reply and `tool_choice` of the first.
-
-    The tool loop streams one reply per model turn: the answer may come at any of them, so
-    each is held to the format; a forced call applies to the first turn only (its result then
-    lets the model answer, as OpenAI's agents reset `tool_choice` after a call).
-    """
-
-    def __init__(
-        self, backend: Backend, response_format: ResponseFormat | None, tool_choice: ToolChoice
-    ) -> None:
-        self._backend, self._format, self._choice = backend, response_format, tool_choice
-        self.capabilities = backend.capabilities
-
-    def info(self) -> BackendInfo:
-        """What is loaded."""
-        return self._backend.info()
-
-    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
-        """The next turn, asked what `run` asks (see `Backend.stream`)."""
-        asked = replace(request, response_format=self._format, tool_choice=self._choice)
-        self._choice = ToolChoice()
-        return self._backend.stream(asked, cancel)
-
-    def count_prompt(self, request: ReplyRequest) -> int:
-        """The prompt's tokens, with the format shown to the model, by the engine's tokenizer
-        where it has one (else estimated)."""
-        count: Callable[[ReplyRequest], int] | None = getattr(self._backend, "count_prompt", None)
-        asked = replace(request, response_format=self._format)
-        return count(asked) if count is not None else estimate_prompt(asked.conversation)
-
-    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
-        """As the backend's (`run` never prefills)."""
-        return self._backend.prefill(replace(request, response_format=self._format), cancel)
-
-    def keep_conversations(self, max_bytes: int) -> None:
-        """As the backend's."""
-        self._backend.keep_conversations(max_bytes)
-
-    def close(self) -> None:
-        """Free the model."""
-        self._backend.close()

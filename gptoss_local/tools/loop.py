@@ -1,9 +1,10 @@
 """The tool loop: a reply that may call tools, run, answered and continued until it is done.
 
-Per model turn: stream the reply (its events pass through); when it ended on a call, ask the
-approvals, run the tool, and append the assistant's message (reasoning included: while a chain
-of calls runs, harmony keeps the turn's analysis, and dropping it breaks chained tool use)
-and the tool's result as Harmony messages; then stream the next turn on the longer
+The caller's `ReplyRequest` offers the tools (`ToolLoop.offer`, once per reply) and says what
+is asked of the reply. Per model turn: stream it (its events pass through); when it ended on a
+call, ask the approvals, run the tool, and append the assistant's message (reasoning included:
+while a chain of calls runs, harmony keeps the turn's analysis, and dropping it breaks chained
+tool use) and the tool's result as Harmony messages; then stream the same request on the longer
 conversation. At most `max_calls` calls per reply: past it, calls are answered with an error
 asking for an answer, and a model that calls again after that ends the chain.
 
@@ -17,11 +18,10 @@ import threading
 from collections.abc import Generator, Iterator
 from dataclasses import replace
 
-from gptoss_local.backends.base import Backend, GenerationSettings, ReplyRequest, check_request
+from gptoss_local.backends.base import Backend, ReplyRequest, ToolChoice, check_request
 from gptoss_local.conversation import (
     BUILTIN_NAMESPACES,
     AssistantDraft,
-    Conversation,
     Message,
     answered_name,
     call_record,
@@ -65,29 +65,35 @@ class ToolLoop:
         self.backend, self.registry, self.approvals = backend, registry, approvals
         self.max_calls = max_calls
 
+    def offer(self, request: ReplyRequest) -> ReplyRequest:
+        """`request` with its conversation offering the registry's tools, as far as the engine
+        can offer them: made once per reply, before its prompt is counted or fitted."""
+        offered = self.registry.offer(request.conversation, self.backend.capabilities)
+        return replace(request, conversation=offered)
+
     def run(
-        self,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event | None = None,
+        self, request: ReplyRequest, cancel: threading.Event | None = None
     ) -> Iterator[LoopEvent]:
-        """The reply to `conversation` (whose tools are replaced by the registry's, as far as
-        the engine can offer them), as events; see `tools.events` for their order.
+        """The reply `request` asks for (its conversation offering the tools: see `offer`), as
+        events; see `tools.events` for their order.
+
+        Each model turn streams the caller's request, on the conversation as the turns before
+        left it; the loop adds only those turns and their tools' results, and drops a forced
+        `tool_choice` after the first turn (its result then lets the model answer, as OpenAI's
+        agents reset it after a call). The rest, such as the response format, goes with every
+        turn: the answer may come at any of them.
 
         Raises:
             BackendError: From the backend, as `Backend.stream` raises it; before anything
                 runs, `UnsupportedRequest` for what the engine cannot do.
         """
         cancel = cancel or threading.Event()
-        capabilities = self.backend.capabilities
-        request = ReplyRequest(self.registry.offer(conversation, capabilities), settings)
-        check_request(capabilities, request)
+        check_request(self.backend.capabilities, request)
         messages = list(request.conversation.messages)
-        answered, warned = 0, False
+        turn, answered, warned = request, 0, False
         while True:
             draft = AssistantDraft()
-            now = replace(request.conversation, messages=tuple(messages))
-            reply = self.backend.stream(replace(request, conversation=now), cancel)
+            reply = self.backend.stream(turn, cancel)
             for event in reply:
                 draft.add(event)
                 yield event
@@ -112,6 +118,8 @@ class ToolLoop:
             if cancel.is_set():
                 yield ChainEnded("cancelled")
                 return
+            grown = replace(request.conversation, messages=tuple(messages))
+            turn = replace(request, conversation=grown, tool_choice=ToolChoice())
 
     def _verdict(
         self, draft: AssistantDraft, cancel: threading.Event, spent: bool

@@ -53,8 +53,9 @@ class Attacher:
     def count_tokens(self, text: str) -> int:
         """`text`'s tokens by the loaded model's tokenizer (estimated before it is loaded, or
         with an engine that keeps its tokenizer to itself)."""
-        tokenize = getattr(self._backend(), "tokenize", None)
-        return len(tokenize(text, False)) if tokenize is not None else estimate_tokens(text)
+        backend = self._backend()
+        exact = backend is not None and backend.capabilities.tokenizer
+        return len(backend.tokenize(text, False)) if exact else estimate_tokens(text)
 
     def read(self, path: Path) -> AttachedFile:
         """`path` read for the chat (raises `AttachmentRefused`)."""

@@ -16,7 +16,7 @@ from dataclasses import replace
 from textual.message import Message
 
 from gptoss_local import heap
-from gptoss_local.backends.base import BackendError, GenerationSettings, Stats
+from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest, Stats
 from gptoss_local.chat.context_keeper import ContextFull, ContextKeeper
 from gptoss_local.conversation import Citation, Conversation
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
@@ -101,11 +101,11 @@ def run_reply(
     batches of text, each step of a call, the start of each later model turn, then how it ended.
 
     `loop` is called here, on the worker: it may wait for the model to load and the tools to
-    start. Then `keeper` fits the prompt into the context (summarising older turns if it must;
-    a message that cannot fit posts `ContextRefused` and nothing is generated). Never raises: a
-    `BackendError` (or any other failure, which must not kill the app) marks the turn in
-    progress failed and posts `ReplyFailed`, which carries the `HistoryError` if the history
-    failed.
+    start. Then the reply's one request is made (the loop's tools offered), and `keeper` fits
+    its prompt into the context (summarising older turns if it must; a message that cannot fit
+    posts `ContextRefused` and nothing is generated). Never raises: a `BackendError` (or any
+    other failure, which must not kill the app) marks the turn in progress failed and posts
+    `ReplyFailed`, which carries the `HistoryError` if the history failed.
     """
     batcher = Batcher(post)
     stats: Stats | None = None
@@ -114,14 +114,14 @@ def run_reply(
     citations: tuple[Citation, ...] = ()
     try:
         tools = loop()
+        request = tools.offer(ReplyRequest(conversation, settings))  # the reply's one request
         if keeper is not None:
-            offered = tools.registry.offer(conversation, tools.backend.capabilities)
             try:
-                conversation = keeper.fit(tools.backend, offered, settings, cancel)
+                request = keeper.fit(tools.backend, request, cancel)
             except ContextFull as exc:
                 post(ContextRefused(str(exc)))
                 return
-        for event in tools.run(conversation, settings, cancel):
+        for event in tools.run(request, cancel):
             recorder(event)
             if isinstance(event, ChainEnded):
                 ended = event.reason

@@ -19,6 +19,7 @@ from serve_helpers import running_server
 
 from gptoss_local.backends.base import (
     Backend,
+    BackendError,
     BackendInfo,
     Capabilities,
     GenerationSettings,
@@ -93,6 +94,18 @@ def test_info_and_capabilities_are_declared(backend: Backend) -> None:
     assert isinstance(backend.capabilities, Capabilities)
     evaluated = backend.prefill(ReplyRequest(chat("hi"), GenerationSettings()))
     assert evaluated > 0 if backend.capabilities.prefill else evaluated == 0
+
+
+def test_the_tokenizer_is_declared_and_counts_or_refuses(backend: Backend) -> None:
+    asked = ReplyRequest(chat("hi"), GenerationSettings())
+    if backend.capabilities.tokenizer:  # the model's own: the prompt, then a control token
+        assert backend.count_prompt(asked) > len(backend.tokenize("hi", special=False)) > 0
+        assert len(backend.tokenize("<|start|>")) == 1
+        return
+    for counting in (lambda: backend.count_prompt(asked), lambda: backend.tokenize("hi")):
+        with pytest.raises(BackendError) as refused:
+            counting()
+        assert refused.value.kind == "unsupported"
 
 
 def test_a_request_beyond_the_engine_is_refused_before_it_starts(backend: Backend) -> None:

@@ -10,10 +10,16 @@ from pathlib import Path
 import pytest
 from engine_helpers import open_tiny, steered
 
-from gptoss_local.backends.base import GenerationSettings, Stats
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest, ResponseFormat, Stats
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.chat.context_budget import Budget
-from gptoss_local.chat.context_keeper import Compacting, ContextFull, ContextKeeper
+from gptoss_local.chat.context_keeper import (
+    Compacting,
+    ContextFull,
+    ContextKeeper,
+    prompt_counter,
+)
+from gptoss_local.conversation import Conversation, Message
 from gptoss_local.session.conversation import SUMMARY_INTRO
 from gptoss_local.session.history import History
 from gptoss_local.session.records import Compaction
@@ -48,7 +54,7 @@ def test_a_chat_past_its_context_is_compacted_and_goes_on(
     keeper = ContextKeeper(history, chat, "compact", heard.append)
     whole = history.to_conversation(chat)
     assert small.count_prompt(_request(whole)) > Budget(1024, "low").prompt_limit
-    fitted = keeper.fit(small, whole, SETTINGS)
+    fitted = keeper.fit(small, _request(whole)).conversation
     compaction = history.last_compaction(chat)
     assert compaction is not None and heard[0] == Compacting(compaction.messages_left_out)
     assert heard[-1] == compaction and compaction.summary == "Hello there"
@@ -57,7 +63,8 @@ def test_a_chat_past_its_context_is_compacted_and_goes_on(
     assert fitted.messages[-1].content == "and the newest question"
     assert small.count_prompt(_request(fitted)) <= Budget(1024, "low").prompt_limit
     assert len(history.messages(chat)) == 17  # the whole chat stays saved
-    assert keeper.fit(small, history.to_conversation(chat), SETTINGS) == fitted  # fits now
+    again = keeper.fit(small, _request(history.to_conversation(chat)))
+    assert again.conversation == fitted  # fits now
 
 
 def test_drop_oldest_leaves_turns_out_without_a_summary(
@@ -66,8 +73,10 @@ def test_drop_oldest_leaves_turns_out_without_a_summary(
     chat = _long_chat(history, 12, words=15)
     heard: list[object] = []
     whole = history.to_conversation(chat).messages
-    fitted = ContextKeeper(history, chat, "drop_oldest", heard.append).fit(
-        small, history.to_conversation(chat), SETTINGS
+    fitted = (
+        ContextKeeper(history, chat, "drop_oldest", heard.append)
+        .fit(small, _request(history.to_conversation(chat)))
+        .conversation
     )
     (compaction,) = heard
     assert isinstance(compaction, Compaction) and compaction.summary == ""
@@ -85,15 +94,23 @@ def test_stop_and_a_message_too_large_are_refused_without_saving(
 ) -> None:
     chat = _long_chat(history, 8)
     with pytest.raises(ContextFull, match='context_policy is "stop"'):
-        ContextKeeper(history, chat, "stop").fit(small, history.to_conversation(chat), SETTINGS)
+        ContextKeeper(history, chat, "stop").fit(small, _request(history.to_conversation(chat)))
     huge = history.create_chat().id
     history.add_user_message(huge, "word " * 2000)
     with pytest.raises(ContextFull, match="1,024-token context"):
-        ContextKeeper(history, huge, "compact").fit(small, history.to_conversation(huge), SETTINGS)
+        ContextKeeper(history, huge, "compact").fit(small, _request(history.to_conversation(huge)))
     assert history.compactions(chat) == history.compactions(huge) == []
 
 
-def _request(conversation: object) -> object:
-    from gptoss_local.backends.base import ReplyRequest
+def test_the_prompt_is_counted_as_the_request_will_send_it(small: LlamaCppBackend) -> None:
+    """`run --schema` checks the room with the format shown to the model in the prompt."""
+    plain = _request(Conversation((Message("user", "hi"),)))
+    shaped = replace(plain, response_format=ResponseFormat({"type": "object"}, "answer"))
+    messages = plain.conversation.messages
+    assert prompt_counter(small, plain)(messages) == small.count_prompt(plain)
+    counted = prompt_counter(small, shaped)(messages)
+    assert counted == small.count_prompt(shaped) > small.count_prompt(plain)
 
-    return ReplyRequest(conversation, SETTINGS)  # type: ignore[arg-type]
+
+def _request(conversation: Conversation) -> ReplyRequest:
+    return ReplyRequest(conversation, SETTINGS)

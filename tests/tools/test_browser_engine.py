@@ -15,6 +15,7 @@ from engine_helpers import DATE, SEEDED, open_tiny
 from library_helpers import CITED_ANSWER, write_corpus
 from tool_browser_steer import browsing_turns
 
+from gptoss_local.backends.base import ReplyRequest
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.commands import run as run_command
 from gptoss_local.config import Settings
@@ -67,7 +68,8 @@ def test_search_open_and_answer_with_a_citation(
         conversation = history.to_conversation(chat.id, current_date=DATE)
         record = HistoryRecorder(history, chat.id)
         events = []
-        for event in ToolLoop(steered, registry, Approvals(["browser"])).run(conversation, SEEDED):
+        loop = ToolLoop(steered, registry, Approvals(["browser"]))
+        for event in loop.run(loop.offer(ReplyRequest(conversation, SEEDED))):
             record(event)
             events.append(event)
 
@@ -131,7 +133,7 @@ def _run(backend: LlamaCppBackend, registry: ToolRegistry, json_lines: bool) -> 
     args = Namespace(json=json_lines, show_reasoning=False)
     conversation = registry.offer(Conversation((Message("user", "zebras?"),), current_date=DATE))
     loop = ToolLoop(browsing_turns(backend), registry, Approvals(["browser"]))
-    return run_command._stream(loop, conversation, SEEDED, args)
+    return run_command._stream(loop, ReplyRequest(conversation, SEEDED), args)
 
 
 def test_run_prints_the_answer_and_its_sources(

@@ -13,6 +13,7 @@ from engine_helpers import DATE, SEEDED, open_tiny
 from installed_cli import assert_refused, gptoss
 from tool_helpers import GIT_SERVER, git_server, make_repo, steered_turns, write_config
 
+from gptoss_local.backends.base import ReplyRequest
 from gptoss_local.commands import run as run_command
 from gptoss_local.config import Settings
 from gptoss_local.conversation import Conversation, Message
@@ -104,7 +105,7 @@ def _run_steered(tiny_gguf: Path, json_lines: bool) -> int:
     try:
         with open_tiny(tiny_gguf) as backend:
             loop = ToolLoop(steered_turns(backend), registry, Approvals(["python"]))
-            return run_command._stream(loop, conversation, SEEDED, args)
+            return run_command._stream(loop, ReplyRequest(conversation, SEEDED), args)
     finally:
         registry.close()
 

@@ -11,6 +11,7 @@ import pytest
 from engine_helpers import DATE, SEEDED, open_tiny
 from tool_helpers import CALLS_PYTHON, Steered, ban, steered_turns
 
+from gptoss_local.backends.base import ReplyRequest
 from gptoss_local.backends.llama_cpp import LlamaCppBackend
 from gptoss_local.backends.llama_options import LlamaOptions
 from gptoss_local.config import Settings
@@ -51,7 +52,7 @@ def test_the_model_calls_python_reads_the_result_and_answers(
         record = HistoryRecorder(history, chat.id)
         loop = ToolLoop(steered, registry, Approvals(["python"]))
         events = []
-        for event in loop.run(conversation, SEEDED):
+        for event in loop.run(loop.offer(ReplyRequest(conversation, SEEDED))):
             record(event)
             events.append(event)
 
@@ -109,6 +110,6 @@ def test_run_without_tools_still_stops_at_a_function_call(backend: LlamaCppBacke
     options = LlamaOptions(grammar, ban(backend, "<|return|>", "<|endoftext|>"))
     loop = ToolLoop(Steered(backend, options), registry, Approvals())
     start = Conversation((Message("user", "find it"),), current_date=DATE)
-    events = list(loop.run(start, SEEDED))
+    events = list(loop.run(loop.offer(ReplyRequest(start, SEEDED))))
     assert ToolCall("lookup", {}, "{}", None, "commentary") in events
     assert events[-1] == ChainEnded("external_call")

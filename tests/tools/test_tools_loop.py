@@ -16,7 +16,9 @@ from gptoss_local.backends.base import (
     GenerationSettings,
     Reply,
     ReplyRequest,
+    ResponseFormat,
     Stats,
+    ToolChoice,
     UnsupportedRequest,
 )
 from gptoss_local.conversation import (
@@ -79,9 +81,11 @@ class Scripted:
     def __init__(self, *turns: list[Event]) -> None:
         self.turns = list(turns)
         self.seen: list[Conversation] = []
+        self.asked: list[ReplyRequest] = []
 
     def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
         self.seen.append(request.conversation)
+        self.asked.append(request)
         events = self.turns.pop(0)
 
         def play() -> Generator[Event, None, Stats]:
@@ -116,7 +120,7 @@ def run_loop(backend: Scripted, registry: ToolRegistry, approvals: Approvals,
              **options: Any) -> list[LoopEvent]:  # fmt: skip
     loop = ToolLoop(backend, registry, approvals, **options)
     start = Conversation((Message("user", "What is 2+3?"),))
-    return list(loop.run(start, GenerationSettings()))
+    return list(loop.run(loop.offer(ReplyRequest(start, GenerationSettings()))))
 
 
 def kinds(events: list[LoopEvent]) -> list[str]:
@@ -231,7 +235,8 @@ def test_cancel_ends_the_chain_after_the_running_call() -> None:
 
     registry.add_function(ADD, slow, source="test")
     loop = ToolLoop(Scripted(call(), answer()), registry, Approvals(["add"]))
-    events = list(loop.run(Conversation((Message("user", "hi"),)), GenerationSettings(), cancel))
+    asked = loop.offer(ReplyRequest(Conversation((Message("user", "hi"),))))
+    events = list(loop.run(asked, cancel))
     assert events[-1] == ChainEnded("cancelled")
 
 
@@ -242,7 +247,7 @@ def test_the_history_keeps_calls_and_results_and_renders_them_back(tmp_path: Pat
         history.add_user_message(chat.id, "What is 2+3?")
         record = HistoryRecorder(history, chat.id)
         loop = ToolLoop(backend, adder(), Approvals(["add"]))
-        for event in loop.run(history.to_conversation(chat.id), GenerationSettings()):
+        for event in loop.run(loop.offer(ReplyRequest(history.to_conversation(chat.id)))):
             record(event)
         stored = history.messages(chat.id)
         assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
@@ -324,12 +329,32 @@ def test_only_the_kinds_of_tools_the_engine_offers_are_offered() -> None:
         assert [b.name for b in seen.builtin_tools] == builtins
 
 
+def test_every_turn_is_the_callers_request_and_a_forced_call_only_the_firsts() -> None:
+    """Before, the loop made each turn's request anew from the conversation and the settings,
+    dropping the format (`run` wrapped the engine to put it back)."""
+    backend = Scripted(call(), answer('{"sum": 5}'))
+    backend.capabilities = Capabilities(tools=True, response_format=True, tool_choice=True)
+    loop = ToolLoop(backend, adder(), Approvals(["add"]))
+    fmt, settings = ResponseFormat({"type": "object"}), GenerationSettings(seed=7)
+    start = Conversation((Message("user", "What is 2+3?"),))
+    asked = ReplyRequest(start, settings, fmt, ToolChoice(required=True), cache_key="chat-1")
+    assert list(loop.run(loop.offer(asked)))[-1] == ChainEnded("answered")
+    first, second = backend.asked
+    assert first.response_format == second.response_format == fmt
+    assert first.tool_choice == ToolChoice(required=True) and not second.tool_choice.forced
+    assert first.settings == second.settings == settings
+    assert first.cache_key == second.cache_key == "chat-1"
+    assert [t.name for t in second.conversation.tools] == ["add"]  # offered once, kept
+    assert [m.role for m in second.conversation.messages] == ["user", "assistant", "tool"]
+
+
 def test_a_request_the_engine_cannot_take_is_refused_before_it_streams() -> None:
     backend = Scripted(answer())
     notes = Attachment("notes.md", "text/markdown", text="# Notes")
     asked = Conversation((Message("user", "Summarise this.", attachments=(notes,)),))
     with pytest.raises(UnsupportedRequest, match="attached files"):
-        list(ToolLoop(backend, adder(), Approvals()).run(asked, GenerationSettings()))
+        loop = ToolLoop(backend, adder(), Approvals())
+        list(loop.run(loop.offer(ReplyRequest(asked, GenerationSettings()))))
     assert backend.seen == []
 
 
