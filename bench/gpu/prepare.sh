@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 OUT=.device
-mkdir -p "$OUT" && grep -qxF "/$OUT/" .git/info/exclude 2>/dev/null || echo "/$OUT/" >> .git/info/exclude
+# A worktree's .git is a file: ask git where its exclude list is.
+exclude=$(git rev-parse --git-path info/exclude 2>/dev/null || echo .git/info/exclude)
+mkdir -p "$OUT" && grep -qxF "/$OUT/" "$exclude" 2>/dev/null || echo "/$OUT/" >> "$exclude"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 -m pip download -q --no-deps --no-binary :all: -d "$work" "llama-cpp-python==$VERSION"

@@ -58,10 +58,9 @@ class LoadSettings:
         """
         experts_in_ram = plan.cpu_moe_layers > 0 and plan.gpu_layers != 0
         bus_ids = tuple(card.pci_bus_id for card in plan.cards)
-        # One card loads as llama.cpp chooses by itself, the path measured on the H200: with
-        # that card passed as a device list the command crashed inside the load there (not
-        # understood yet; several cards still need the list, see bench/gpu/multi_gpu.py).
-        on_gpu = plan.gpu_layers != 0 and len(bus_ids) > 1 and None not in bus_ids
+        # One card is named too: one card of several must be passed as a device list, or
+        # llama.cpp spreads the model over every card it sees, whatever the plan chose.
+        on_gpu = plan.gpu_layers != 0 and bool(bus_ids) and None not in bus_ids
         return cls(
             context=plan.context,
             gpu_layers=plan.gpu_layers,
@@ -195,7 +194,8 @@ def _place_on_cards(params: Any, settings: LoadSettings) -> tuple[Any, ...]:
 
 def _devices(bus_ids: tuple[str, ...]) -> ctypes.Array | None:
     """llama.cpp's devices for the planned cards, in the plan's order; None where llama.cpp
-    has no GPU at all (a CPU-only build loads on the CPU, as `doctor` warns).
+    has no GPU at all (a CPU-only build loads on the CPU, as `doctor` warns), or sees one card
+    and the plan one (llama.cpp then picks that card by itself).
 
     Raises:
         BackendError: a planned card is not among llama.cpp's devices (CUDA_VISIBLE_DEVICES
@@ -205,7 +205,11 @@ def _devices(bus_ids: tuple[str, ...]) -> ctypes.Array | None:
     if not found:
         return None
     if len(bus_ids) == 1 and len(found) == 1:
-        return native.device_list([found[0].handle])  # the one card, whatever its id says
+        # The one card, whatever its id says, without a list: the path the installed command
+        # ran on an H200. A one-card list loaded the same on an H100 (bench/results/gpu/
+        # devices-check.txt), but the command crashed in the load with one on the H200 once,
+        # and has not been run with one since.
+        return None
     by_bus = {native.bus_key(device.bus_id): device for device in found}
     handles = []
     for bus_id in bus_ids:

@@ -42,15 +42,40 @@ def test_the_plans_cards_and_split_become_load_settings() -> None:
     assert LoadSettings.from_plan(cpu).devices == () == LoadSettings.from_plan(cpu).tensor_split
 
 
-def test_one_card_loads_without_a_device_list() -> None:
-    """A plan on one card leaves the choice of device to llama.cpp (the path measured on the
-    H200; the command crashed there with the card passed as a list)."""
-    found = hardware.probe(FakeNvml([card("4090")]), environ={})
-    hw = replace(found, ram_total=64 * GIB, ram_available=56 * GIB, disk_free=2_000 * GIB)
-    one = plan(hw, catalog.load(), Wishes(model="20b"))
-    assert len(one.cards) == 1 and one.gpu_layers == -1
-    settings = LoadSettings.from_plan(one)
-    assert settings.devices == () and settings.tensor_split == ()
+def test_a_plan_on_one_card_names_that_card() -> None:
+    """One card of two (the planner's choice or --gpus) is passed as the device list: without
+    it llama.cpp spreads the model over every card it sees, whatever the plan chose."""
+    two = hardware.probe(FakeNvml([card("4090"), card("3060")]), environ={})
+    hw = replace(two, ram_total=64 * GIB, ram_available=56 * GIB, disk_free=2_000 * GIB)
+    chosen = plan(hw, catalog.load(), Wishes(model="20b", gpus=(1,)))
+    assert chosen.gpu_indices == (1,)
+    assert LoadSettings.from_plan(chosen).devices == ("00000000:02:00.0",)
+    one = hardware.probe(FakeNvml([card("4090")]), environ={})
+    hw = replace(one, ram_total=64 * GIB, ram_available=56 * GIB, disk_free=2_000 * GIB)
+    settings = LoadSettings.from_plan(plan(hw, catalog.load(), Wishes(model="20b")))
+    assert settings.devices == ("00000000:01:00.0",) and settings.tensor_split == ()
+
+
+def test_one_card_of_two_loads_through_a_device_list(
+    tiny_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real engine walks the list the loader builds (NULL-terminated, alive for the load)
+    and loads onto the one card named. This build has no GPU device: ggml's CPU device stands
+    in for the planned card, beside a second card that llama.cpp never gets."""
+    native.init_backend()
+    get = native._function("ggml_backend_dev_get", ctypes.c_void_p, [ctypes.c_size_t])
+    cpu = native.Device(int(get(0)), "CPU", "0000:01:00.0")
+    monkeypatch.setattr(native, "gpu_devices", lambda: [cpu, native.Device(1, "CUDA1", None)])
+    two = hardware.probe(FakeNvml([card("4090"), card("3060")]), environ={})
+    hw = replace(two, ram_total=64 * GIB, ram_available=56 * GIB, disk_free=2_000 * GIB)
+    chosen = plan(hw, catalog.load(), Wishes(model="20b", gpus=(0,)))
+    settings = replace(LoadSettings.from_plan(chosen), context=2048, n_batch=512, n_ubatch=512)
+    log = tmp_path / "llama.log"
+    with open_tiny(tiny_gguf, log, **vars(settings)) as loaded:
+        assert loaded.tokenize("hi")
+    # llama.cpp names each device of a list it was given; a CPU-only build given none names none.
+    used = [line for line in log.read_text().splitlines() if "using device" in line]
+    assert len(used) == 1 and "using device CPU" in used[0]
 
 
 def test_the_split_reaches_llama_cpp_and_loads(
@@ -105,9 +130,13 @@ def test_a_card_llama_cpp_does_not_see_is_a_load_error(monkeypatch: pytest.Monke
     assert caught.value.kind == "load_failed" and "CUDA_VISIBLE_DEVICES" in str(caught.value.hint)
 
 
-def test_one_card_and_one_device_need_no_matching_id(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_card_and_one_device_need_no_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    """llama.cpp picks the one card it sees by itself, whatever its id says: no list, the path
+    the installed command ran on the H200 (it crashed there once with a one-card list)."""
     fake_devices(monkeypatch, None)
-    assert handles(llama_load._devices(("00000000:01:00.0",))) == [100, None]
+    assert llama_load._devices(("00000000:01:00.0",)) is None
+    fake_devices(monkeypatch, "0000:01:00.0", "0000:02:00.0")  # one card of two: a list
+    assert handles(llama_load._devices(("00000000:02:00.0",))) == [101, None]
     fake_devices(monkeypatch)
     assert llama_load._devices(("00000000:01:00.0",)) is None  # CPU-only: loads on the CPU
 
