@@ -1,5 +1,6 @@
 """Shared fixtures: every test gets its own gptoss-local home and the shipped manifest; the tiny
-and small synthetic models; `gptoss-local` run in this process; a machine with an RTX 4090."""
+and small synthetic models; `gptoss-local` run in this process; a machine with an RTX 4090.
+Each test gets its tier (`slow`, `terminal`, `clients`: tests/tiers.py) as it is collected."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tiers import mark_tiers
 
 # The tests read English words whatever the machine's locale; those about the catalogs set a
 # language of their own (and take this variable out).
 os.environ["GPTOSS_LOCAL_LANG"] = "en"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    mark_tiers(items)
 
 
 @pytest.fixture(autouse=True)

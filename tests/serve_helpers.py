@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -196,3 +196,12 @@ def serve_process(gguf: Path, home: Path, *flags: str) -> Iterator[ServeProcess]
             process.kill()
         process.wait(30)
         reader.join(10)
+
+
+def until(condition: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Poll `condition` until it holds; fail naming `what` if it never does (an ordering the
+    tests wait for, where a fixed sleep would check less on a slow machine)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)  # polling a condition with a deadline, not a fixed wait

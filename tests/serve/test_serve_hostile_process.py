@@ -1,10 +1,13 @@
 """Hostile clients against `gptoss-local serve` itself: a flood of connections, clients that
 hang up before their answer, a request of 200,000 messages, and SIGTERM in the middle of
-it all. Each test is bounded in requests and seconds."""
+it all. Each test is bounded in requests and seconds; each waits for what the server shows
+(its log lines, /health, a stream's first event), never for a fixed time."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import re
 import signal
 import socket
 import struct
@@ -14,7 +17,8 @@ import time
 from pathlib import Path
 
 import pytest
-from serve_helpers import serve_process
+from serve_helpers import serve_process, until
+from synthetic import SMALL
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and sockets")
 CHAT = "/v1/chat/completions"
@@ -79,6 +83,7 @@ def test_clients_that_hang_up_cost_one_log_line_each(tiny_gguf: Path, tmp_path: 
     count = 100
     with serve_process(tiny_gguf, tmp_path / "home") as served:
         before = len(served.lines)
+        logged = lambda: len(served.lines) - before  # noqa: E731
         no_length = http_request(served.port, b"[]").replace(b"Length: 2", b"Length: -1")
         bad = [
             http_request(served.port, b"{not json"),
@@ -88,12 +93,12 @@ def test_clients_that_hang_up_cost_one_log_line_each(tiny_gguf: Path, tmp_path: 
         ]
         for number in range(count):
             hang_up_after(served.port, bad[number % len(bad)], reset=number % 2 == 1)
-        time.sleep(1)  # the server works through the last ones
+        until(lambda: logged() >= count, f"a log line for each of the {count} clients", 60)
         assert exchange(served.port, http_request(served.port, b"[]"))[0] == 400  # still serving
-        time.sleep(0.5)
+        until(lambda: logged() > count, "the log line of the request after them")
         log = served.lines[before:]
     assert "Traceback" not in "".join(log)
-    assert len(log) <= count + 1, "".join(log[:40])
+    assert len(log) == count + 1 and f"POST {CHAT} 400" in log[-1], "".join(log[:40])
 
 
 def test_200000_messages_are_refused_at_once_and_block_nobody(
@@ -109,26 +114,56 @@ def test_200000_messages_are_refused_at_once_and_block_nobody(
         assert exchange(served.port, http_request(served.port, hi), timeout=20)[0] == 200
 
 
+class Streamed:
+    """A streamed request read to its end on a thread; `started` is set at its first event."""
+
+    def __init__(self, port: int, body: bytes) -> None:
+        self.data, self.started = b"", threading.Event()
+        self._socket = socket.create_connection(("127.0.0.1", port), timeout=120)
+        self._socket.sendall(http_request(port, body))
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        with self._socket:
+            while chunk := self._socket.recv(65536):
+                self.data += chunk
+                if b"data: " in self.data:
+                    self.started.set()
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+
+def waiting_now(health: http.client.HTTPConnection) -> int:
+    """How many requests wait their turn, as /health says (over a kept-alive connection)."""
+    health.request("GET", "/health")
+    return int(json.loads(health.getresponse().read())["waiting"])
+
+
 def test_sigterm_ends_serve_within_seconds_mid_request(small_gguf: Path, tmp_path: Path) -> None:
+    # The reply that runs never ends by itself (its end tokens banned) and has room for 3,000
+    # tokens of the mid-size model: tens of seconds on two cores, so TERM always comes mid-reply.
+    ends = {str(SMALL.special_ids()[t]): -100 for t in ("<|return|>", "<|call|>", "<|endoftext|>")}
+    hi = [{"role": "user", "content": "hi"}]
     with serve_process(small_gguf, tmp_path / "home", "--context", "4096") as served:
-        idle = socket.create_connection(("127.0.0.1", served.port), timeout=10)  # keep-alive
-        # 3,300 prompt tokens of the mid-size model: seconds of evaluation on 2 cores (the
-        # tiny model's take 0.2 s), so the reply is still running when TERM comes.
-        words = " ".join(f"w{n}" for n in range(650))
-        body = chat([{"role": "user", "content": words}], model="small", max_tokens=500)
+        health = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)  # kept alive
+        running = Streamed(served.port, chat(hi, model="small", max_tokens=3000, stream=True,
+                                             logit_bias=ends))  # fmt: skip
+        assert running.started.wait(120), "the reply did not start"
         answers: list[int] = []
-        client = threading.Thread(
-            target=lambda: answers.append(exchange(served.port, http_request(served.port, body))[0])
-        )
-        client.start()
-        time.sleep(0.3)  # the request is read and parsed in milliseconds
+        queued = http_request(served.port, chat(hi, model="small", max_tokens=8))
+        waiter = threading.Thread(target=lambda: answers.append(exchange(served.port, queued)[0]))
+        waiter.start()
+        until(lambda: waiting_now(health) == 1, "a second request to wait its turn")
         served.process.send_signal(signal.SIGTERM)
-        started = time.monotonic()
-        code = served.process.wait(15)
-        took = time.monotonic() - started
-        client.join(10)
-        idle.close()
-    assert code == 0 and took < 10
+        code = served.process.wait(30)  # seconds: the running reply is cancelled, not finished
+        waiter.join(10)
+        running.join(10)
+        health.close()
+    assert code == 0
     log = served.log()
     assert "stopping" in log and "Traceback" not in log
-    assert f"POST {CHAT} 503" in log and answers == [503]
+    assert f"POST {CHAT} 503" in log and answers == [503]  # the waiting request: refused
+    cut = re.search(rf"POST {CHAT} 200 .* completion=(\d+)", log)
+    assert cut is not None and int(cut[1]) < 3000, log  # the running reply: cut short

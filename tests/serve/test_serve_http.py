@@ -1,6 +1,6 @@
 """The server's rules at the HTTP level: key, Host, CORS, bodies, errors; a client that hangs
-up cancels its generation (also while it waits its turn); concurrent clients all get answers,
-in arrival order; the log has no content."""
+up cancels its generation (and, while it waits its turn, leaves the queue at once); concurrent
+clients all get answers; a full queue answers 503; the log has no content."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import openai
 import pytest
-from serve_helpers import Running, running_server
+from serve_helpers import Running, running_server, until
 
 
 @pytest.fixture(scope="module")
@@ -159,21 +159,41 @@ def test_a_client_that_hangs_up_mid_stream_cancels_its_generation(served: Runnin
     assert stats.stop_reason == "cancelled" and stats.generated_tokens < 300
 
 
-def test_a_client_that_hangs_up_while_waiting_never_runs(served: Running) -> None:
-    before = len(served.seen.conversations)
-    running = threading.Thread(target=stream_slow, args=(served, 40))  # holds the model ~0.5 s
-    running.start()
-    time.sleep(0.1)
+def hold_the_model(served: Running) -> http.client.HTTPConnection:
+    """Start a "slow" streamed reply (1,500 events, at least 15 s) and read its first event:
+    from then on it holds the model, until `hang_up`."""
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    body = chat_body("slow reply", stream=True, max_tokens=1500)
+    connection.request("POST", "/v1/chat/completions", body=body,
+                       headers={"Content-Type": "application/json"})  # fmt: skip
+    answer = connection.getresponse()
+    assert answer.status == 200 and answer.readline().startswith(b"data: ")
+    return connection
+
+
+def hang_up(connection: http.client.HTTPConnection) -> None:
+    connection.sock.close()  # type: ignore[union-attr]
+    connection.close()
+
+
+def test_a_client_that_hangs_up_while_waiting_leaves_the_queue_and_never_runs(
+    served: Running,
+) -> None:
+    scheduler = served.server.service.scheduler
+    before, ended = len(served.seen.conversations), len(served.seen.stats)
+    holder = hold_the_model(served)
     waiting = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
     waiting.request("POST", "/v1/chat/completions", body=chat_body("queued"),
                     headers={"Content-Type": "application/json"})  # fmt: skip
-    time.sleep(0.05)
+    until(lambda: scheduler.waiting == 1, "the second request to wait its turn")
     waiting.sock.close()  # type: ignore[union-attr]
-    running.join(30)
-    time.sleep(0.5)  # the server notices within its poll interval
+    until(lambda: scheduler.waiting == 0, "the request whose client hung up to leave the queue")
+    # The model is still held: the request left while it waited, not once its turn came.
+    assert len(served.seen.stats) == ended, "the held reply ended before the queue was seen"
+    hang_up(holder)
+    until(lambda: len(served.seen.stats) > ended, "the held reply to end")
     asked = [c.messages[-1].content for c in served.seen.conversations[before:]]
     assert asked == ["slow reply"]
-    assert served.server.service.scheduler.waiting == 0
 
 
 def test_concurrent_clients_all_get_answers(served: Running) -> None:
@@ -220,15 +240,13 @@ def test_with_two_sequences_a_short_reply_is_not_held_behind_a_long_one(
 
 def test_a_full_queue_answers_503(tiny_gguf: Path) -> None:
     with running_server(tiny_gguf, max_waiting=1) as served:
-        holder = threading.Thread(target=stream_slow, args=(served, 60))
-        holder.start()
-        time.sleep(0.1)
+        holder = hold_the_model(served)
         waiter = threading.Thread(target=request, args=(served, "POST", "/v1/chat/completions",
                                                         chat_body()))  # fmt: skip
         waiter.start()
-        time.sleep(0.1)
+        until(lambda: served.server.service.scheduler.waiting == 1, "a request to wait its turn")
         status, headers, raw = request(served, "POST", "/v1/chat/completions", chat_body())
-        holder.join(30)
+        hang_up(holder)
         waiter.join(30)
     assert status == 503 and headers["Retry-After"] == "1"
     assert error_of(raw)["code"] == "server_busy"
