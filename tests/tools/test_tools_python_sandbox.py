@@ -77,7 +77,7 @@ def _survivors(marker: str) -> list[psutil.Process]:
     return found
 
 
-def _gone(marker: str, seconds: float = 3.0) -> bool:
+def _gone(marker: str, seconds: float = 10.0) -> bool:
     """Whether no process with `marker` is left (the kernel may need a moment to reap)."""
     deadline = time.monotonic() + seconds
     while _survivors(marker) and time.monotonic() < deadline:
