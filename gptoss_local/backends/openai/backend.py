@@ -26,8 +26,8 @@ from gptoss_local.backends.base import (
     StopReason,
     check_request,
 )
-from gptoss_local.backends.openai_http import Endpoint, HttpFailure
-from gptoss_local.backends.openai_messages import chat_body
+from gptoss_local.backends.openai.http import Endpoint, HttpFailure
+from gptoss_local.backends.openai.messages import chat_body
 from gptoss_local.events import (
     AnswerDelta,
     Event,

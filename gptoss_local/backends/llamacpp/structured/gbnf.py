@@ -24,8 +24,8 @@ import functools
 import json
 from typing import Any
 
-from gptoss_local.backends.structured.schema import prepare
-from gptoss_local.backends.structured.schema_error import SchemaError
+from gptoss_local.schemas.errors import SchemaError
+from gptoss_local.schemas.keywords import prepare
 
 ESCAPE = r'"\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 OVERRIDES = {

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gptoss_local.backends.structured.schema_error import SchemaLoop
+from gptoss_local.schemas.errors import SchemaLoop
 
 _DEFS = "#/$defs/"
 
