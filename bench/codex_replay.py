@@ -42,9 +42,9 @@ OTHER = "Write one sentence about the sea."
 def start(model: Path, context: int, gpu_layers: int, cache_ram_mib: int) -> tuple[Any, list, Any]:
     """Our server on a free loopback port; every reply's stats are appended to the list."""
     from gptoss_local.backends.base import GenerationSettings, Reply
-    from gptoss_local.backends.llama_cpp import LlamaCppBackend
-    from gptoss_local.backends.llama_load import LoadSettings
-    from gptoss_local.backends.llama_options import LlamaOptions
+    from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+    from gptoss_local.backends.llamacpp.load import LoadSettings
+    from gptoss_local.backends.llamacpp.options import LlamaOptions
     from gptoss_local.serve.guard import Guard
     from gptoss_local.serve.server import make_server
     from gptoss_local.serve.service import Service

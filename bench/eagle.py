@@ -83,9 +83,9 @@ def replies(
     """Decode tokens/s, tokens per decode and head ms per decode of each named run."""
     from engine_helpers import chat, ran
 
-    from gptoss_local.backends import token_loop
     from gptoss_local.backends.base import ReplyRequest
-    from gptoss_local.backends.drafting import DraftGovernor
+    from gptoss_local.backends.llamacpp import token_loop
+    from gptoss_local.backends.llamacpp.drafting import DraftGovernor
 
     found: dict[str, dict[str, list[float]]] = {}
     for _ in range(repeats):
@@ -116,10 +116,10 @@ def measure(args: argparse.Namespace, in_ram: int, tokens: int) -> dict[str, Any
     from speculative import verify_costs
 
     from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-    from gptoss_local.backends.eagle_drafting import EagleDrafter
-    from gptoss_local.backends.llama_cpp import LlamaCppBackend
-    from gptoss_local.backends.llama_load import LoadSettings
-    from gptoss_local.backends.llama_options import LlamaOptions
+    from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+    from gptoss_local.backends.llamacpp.eagle_drafting import EagleDrafter
+    from gptoss_local.backends.llamacpp.load import LoadSettings
+    from gptoss_local.backends.llamacpp.options import LlamaOptions
 
     clock, native = HeadClock(), HeadClock()
     for name in ("propose", "finish", "observe", "usable_prefix"):

@@ -87,9 +87,9 @@ def serve(
     `sequences` replies decoded together (`--parallel`); each reply's hold on its first text goes
     to `timings`."""
     from gptoss_local.backends.base import GenerationSettings
-    from gptoss_local.backends.llama_cpp import LlamaCppBackend
-    from gptoss_local.backends.llama_load import LoadSettings
-    from gptoss_local.backends.llama_options import LlamaOptions
+    from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+    from gptoss_local.backends.llamacpp.load import LoadSettings
+    from gptoss_local.backends.llamacpp.options import LlamaOptions
     from gptoss_local.serve.guard import Guard
     from gptoss_local.serve.server import make_server
     from gptoss_local.serve.service import Service

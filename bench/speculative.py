@@ -42,7 +42,7 @@ ACCEPTANCE_LENGTHS = (1.0, 1.5, 2.0, 2.5, 3.0)
 
 def verify_costs(backend: Any, most: int, repeats: int) -> dict[int, float]:
     """Milliseconds of one decode of 1 + K tokens after the cached prompt, K = 0..`most`."""
-    from gptoss_local.backends import llama_native as native
+    from gptoss_local.backends.llamacpp import native
 
     b = native.lib()
     context = backend._native.context
@@ -92,9 +92,9 @@ def main() -> None:
     from engine_helpers import chat, ran
 
     from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-    from gptoss_local.backends.llama_cpp import LlamaCppBackend
-    from gptoss_local.backends.llama_load import LoadSettings
-    from gptoss_local.backends.llama_options import LlamaOptions
+    from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+    from gptoss_local.backends.llamacpp.load import LoadSettings
+    from gptoss_local.backends.llamacpp.options import LlamaOptions
 
     backend = LlamaCppBackend(args.model, LoadSettings(context=4096, gpu_layers=args.gpu_layers))
     greedy = GenerationSettings(temperature=0.0, max_tokens=args.tokens)

@@ -44,10 +44,10 @@ def main() -> None:
     from engine_helpers import chat, never_stop, ran
 
     from gptoss_local.backends.base import GenerationSettings, ReplyRequest, ResponseFormat
-    from gptoss_local.backends.llama_cpp import LlamaCppBackend
-    from gptoss_local.backends.llama_load import LoadSettings
-    from gptoss_local.backends.llama_options import LlamaOptions
-    from gptoss_local.backends.structured import check_answer
+    from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+    from gptoss_local.backends.llamacpp.load import LoadSettings
+    from gptoss_local.backends.llamacpp.options import LlamaOptions
+    from gptoss_local.schemas import check_answer
 
     backend = LlamaCppBackend(args.model, LoadSettings(context=4096, gpu_layers=args.gpu_layers))
     on_gpu = args.gpu_layers != 0

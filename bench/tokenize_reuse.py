@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gptoss_local.backends import llama_native as native
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.load import LoadSettings
 from gptoss_local.conversation import Message
 from gptoss_local.harmony import render_prompt
 

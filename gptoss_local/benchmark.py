@@ -8,8 +8,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest, Stats
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.conversation import Conversation, Message
 from gptoss_local.harmony import render_prompt
 

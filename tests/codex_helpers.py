@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from serve_helpers import Steering
 
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.conversation import Conversation
 
 CLIENTS = Path(__file__).resolve().parent / "clients"

@@ -10,10 +10,10 @@ import llama_cpp.llama_cpp as bindings
 import numpy as np
 
 from gptoss_local.backends.base import GenerationSettings, Reply, ReplyRequest, Stats
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_load import LoadSettings
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.sampling import Sampler
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.load import LoadSettings
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.llamacpp.sampling import Sampler
 from gptoss_local.conversation import Conversation, Message
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta
 from gptoss_local.harmony import render_prompt

@@ -76,8 +76,8 @@ def _probe(paths: list[str]) -> None:
     from engine_helpers import chat
 
     from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
-    from gptoss_local.backends.llama_cpp import LlamaCppBackend
-    from gptoss_local.backends.llama_load import LoadSettings
+    from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+    from gptoss_local.backends.llamacpp.load import LoadSettings
 
     settings = LoadSettings(context=512, gpu_layers=0, threads=1)
     log = Path(tempfile.mkdtemp()) / "llama.log"

@@ -14,7 +14,7 @@ import json
 import random
 from dataclasses import dataclass
 
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
 from gptoss_local.events import TEXT_EVENTS, Event, ToolCall, TurnEnded
 from gptoss_local.harmony import HarmonyStreamParser
 

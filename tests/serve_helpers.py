@@ -24,9 +24,9 @@ from pathlib import Path
 from engine_helpers import never_stop, open_tiny, steered
 
 from gptoss_local.backends.base import BackendError, GenerationSettings, Reply, ReplyRequest, Stats
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.ollama_probe import free_port
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.ollama.probe import free_port
 from gptoss_local.conversation import Conversation
 from gptoss_local.events import Event, ReasoningDelta
 from gptoss_local.serve.guard import Guard

@@ -5,7 +5,10 @@ command-line layer (`commands/`) is imported only by `cli.py`; textual only insi
 modules of the package import each other at the top of the file, not inside functions (heavy
 third-party libraries stay deferred to where they are used, so `--help` stays fast). The
 conversation sits at the bottom, with the Harmony format just above it, and the conversation's
-types are imported from the conversation module, not from the format or the backends.
+types are imported from the conversation module, not from the format or the backends. Each
+engine is a folder under backends/ that imports none of the others, and the rest of the package
+reaches into one only through the few modules `DOORS` names (the engine registry in `launch/`
+opens them); the JSON-schema checks that serve and `run` share sit below them in `schemas/`.
 """
 
 from __future__ import annotations
@@ -132,6 +135,7 @@ LAYERS = (
     ("attachments",),
     ("hardware",),
     ("backends",),
+    ("schemas",),
     ("store",),
     ("harmony",),
     ("catalog",),
@@ -193,6 +197,82 @@ def test_the_package_imports_itself_at_the_top_of_files() -> None:
         and not imp.target.startswith(DEFERRED_TARGETS)
     ]
     assert deferred == []
+
+
+# The engines, one folder each under backends/, beside the contract (backends/base.py) they keep.
+ENGINES = ("llamacpp", "ollama", "openai")
+LAUNCH = ("gptoss_local.launch", "gptoss_local.benchmark")  # the registry that opens engines
+# An engine's modules that the rest of the package may import, and who may: the engine itself
+# for the registry; llama.cpp's library (what it can do, where its runtime is) for the hardware
+# probe and `engine install`; Ollama's daemon finder and status for `doctor`. Nothing else.
+DOORS = {
+    "gptoss_local.backends.llamacpp.backend": LAUNCH,
+    "gptoss_local.backends.llamacpp.options": LAUNCH,
+    "gptoss_local.backends.llamacpp.load": LAUNCH,
+    "gptoss_local.backends.llamacpp.native": ("gptoss_local.hardware", "gptoss_local.engine_setup"),
+    "gptoss_local.backends.llamacpp.runtime": ("gptoss_local.engine_setup",),
+    "gptoss_local.backends.ollama.backend": LAUNCH,
+    "gptoss_local.backends.ollama.daemon": (*LAUNCH, "gptoss_local.engine_setup"),
+    "gptoss_local.backends.ollama.status": ("gptoss_local.doctor",),
+    "gptoss_local.backends.openai.backend": LAUNCH,
+}
+
+
+def _engine(module: str) -> str | None:
+    """The engine folder `module` belongs to, if any."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[1] == "backends" and parts[2] in ENGINES:
+        return parts[2]
+    return None
+
+
+def _cross_engine(imports: list[Import]) -> list[str]:
+    """Imports of one engine from another, or from the contract (or backends/__init__)."""
+    return [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for imp in imports
+        if _engine(imp.target)
+        and _within(imp.source, "gptoss_local.backends")
+        and _engine(imp.source) != _engine(imp.target)
+    ]
+
+
+def _past_the_doors(imports: list[Import]) -> list[str]:
+    """Imports of an engine's module from outside backends/ that its doors do not let in."""
+    return [
+        f"{imp.source}:{imp.line} imports {imp.target}"
+        for imp in imports
+        if _engine(imp.target)
+        and not _within(imp.source, "gptoss_local.backends")
+        and not any(_within(imp.source, p) for p in DOORS.get(imp.target, ()))
+    ]
+
+
+def test_the_engines_import_none_of_each_other() -> None:
+    assert _cross_engine(INTERNAL) == []
+
+
+def test_an_engine_is_opened_only_through_its_doors() -> None:
+    assert _past_the_doors(INTERNAL) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "cross", "past"),
+    [
+        ("gptoss_local.backends.ollama.backend", "gptoss_local.backends.llamacpp.native", 1, 0),
+        ("gptoss_local.backends.base", "gptoss_local.backends.openai.http", 1, 0),
+        ("gptoss_local.backends.llamacpp.backend", "gptoss_local.backends.llamacpp.load", 0, 0),
+        ("gptoss_local.serve.formats", "gptoss_local.backends.llamacpp.structured", 0, 1),
+        ("gptoss_local.hardware.engine", "gptoss_local.backends.llamacpp.backend", 0, 1),
+        ("gptoss_local.launch.runner", "gptoss_local.backends.llamacpp.backend", 0, 0),
+        ("gptoss_local.serve.formats", "gptoss_local.schemas", 0, 0),
+    ],
+)
+def test_the_engine_rules_see_what_they_forbid(
+    source: str, target: str, cross: int, past: int
+) -> None:
+    imports = [Import(source, target, 1, True)]
+    assert (len(_cross_engine(imports)), len(_past_the_doors(imports))) == (cross, past)
 
 
 # What these may import of the package besides themselves: the conversation is a leaf (the

@@ -8,7 +8,7 @@ import pytest
 from test_planner import assert_within_free_memory, machine
 
 from gptoss_local import catalog
-from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llamacpp.load import LoadSettings
 from gptoss_local.plan import batching, memory
 from gptoss_local.plan.planner import plan
 from gptoss_local.plan.wishes import Wishes

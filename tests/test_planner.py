@@ -9,7 +9,7 @@ from cards import card
 from fake_nvml import FakeNvml
 
 from gptoss_local import catalog
-from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llamacpp.load import LoadSettings
 from gptoss_local.errors import UnknownModelError
 from gptoss_local.hardware import machine as hardware
 from gptoss_local.plan import memory

@@ -6,8 +6,8 @@ from __future__ import annotations
 from library_helpers import CITES, OPENS, SEARCHES
 from tool_helpers import Steered, ban
 
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 
 
 def browsing_turns(backend: LlamaCppBackend) -> Steered:

@@ -10,8 +10,8 @@ import threading
 from pathlib import Path
 
 from gptoss_local.backends.base import Reply, ReplyRequest
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.conversation import Conversation
 from gptoss_local.tools.mcp_config import config_path
 

@@ -26,8 +26,8 @@ STEP = """
 import ctypes, dataclasses, faulthandler, sys
 faulthandler.enable()
 from pathlib import Path
-from gptoss_local.backends import llama_native as native, llama_load
-from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llamacpp import native, load as llama_load
+from gptoss_local.backends.llamacpp.load import LoadSettings
 native.init_backend()
 found = native.gpu_devices()
 print("devices:", [(d.name, d.bus_id, hex(d.handle)) for d in found], flush=True)

@@ -123,8 +123,8 @@ def per_card_used_mib(indexes: list[int]) -> list[int]:
 def measure(args: argparse.Namespace) -> None:
     """The child: plan on this machine as it is now, load, fill, decode; one JSON line."""
     from gptoss_local import benchmark
-    from gptoss_local.backends.llama_cpp import LlamaCppBackend
-    from gptoss_local.backends.llama_load import LoadSettings
+    from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+    from gptoss_local.backends.llamacpp.load import LoadSettings
 
     run = Run(args.shape, (), tuple(args.gpus) if args.gpus else None)
     p = plan_for(run, context=args.context)

@@ -17,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gptoss_local import benchmark
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.load import LoadSettings
 
 MIB = 1 << 20
 

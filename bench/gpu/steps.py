@@ -10,8 +10,8 @@ import llama_tools
 from synthetic import PRESETS, write_gguf
 
 from gptoss_local import benchmark
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.load import LoadSettings
 from gptoss_local.conversation import Message
 from gptoss_local.harmony import render_prompt
 

@@ -52,7 +52,7 @@ def probe(
 
 def planned(shape: str, budget_gib: float, context: int):  # type: ignore[no-untyped-def]
     """The planner's load settings for a card with `budget_gib` free."""
-    from gptoss_local.backends.llama_load import LoadSettings
+    from gptoss_local.backends.llamacpp.load import LoadSettings
     from gptoss_local.hardware.machine import Gpu, Hardware
     from gptoss_local.plan.planner import plan
     from gptoss_local.plan.wishes import Wishes

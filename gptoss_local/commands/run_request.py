@@ -8,10 +8,10 @@ import re
 from pathlib import Path
 
 from gptoss_local.backends.base import ResponseFormat, ToolChoice
-from gptoss_local.backends.structured import SchemaError, SchemaLoop, check_answer, check_schema
 from gptoss_local.conversation import Conversation
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
+from gptoss_local.schemas import SchemaError, SchemaLoop, check_answer, check_schema
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # what OpenAI's API takes as a format's name
 

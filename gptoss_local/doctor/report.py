@@ -11,7 +11,7 @@ from typing import Any
 
 from gptoss_local import catalog as catalog_mod
 from gptoss_local import paths
-from gptoss_local.backends.ollama_status import ollama_status
+from gptoss_local.backends.ollama.status import ollama_status
 from gptoss_local.doctor.weights import weights_status
 from gptoss_local.engine_setup.advice import gpu_engine_advice, ollama_installed
 from gptoss_local.hardware.engine import EngineStatus, engine_status

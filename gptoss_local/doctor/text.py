@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gptoss_local import __version__, paths
-from gptoss_local.backends.ollama_status import ollama_status, status_line
+from gptoss_local.backends.ollama.status import ollama_status, status_line
 from gptoss_local.doctor.weights import weights_line, weights_status
 from gptoss_local.hardware.engine import EngineStatus
 from gptoss_local.hardware.machine import Hardware

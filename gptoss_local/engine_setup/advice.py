@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gptoss_local.backends.base import BackendError
-from gptoss_local.backends.ollama_daemon import find_executable
+from gptoss_local.backends.ollama.daemon import find_executable
 from gptoss_local.hardware.engine import EngineStatus, engine_status
 from gptoss_local.hardware.machine import Hardware
 from gptoss_local.i18n import _

@@ -1,7 +1,7 @@
 """After a rebuild: does the new llama-cpp-python load, and does it offload to the GPU?
 
 The check runs in a fresh interpreter of the rebuilt environment (this process may hold the old
-library), through the same runtime lookup the engine uses (`backends.llama_runtime`). Without an
+library), through the same runtime lookup the engine uses (`backends.llamacpp.runtime`). Without an
 NVIDIA GPU it says it could not check, rather than failing.
 """
 
@@ -22,7 +22,7 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 out = {"loaded": False}
 try:
-    from gptoss_local.backends import llama_runtime
+    from gptoss_local.backends.llamacpp import runtime as llama_runtime
     prepared = llama_runtime.prepare()
     out["preloaded"] = prepared.loaded + prepared.dll_dirs
     import llama_cpp.llama_cpp as bindings

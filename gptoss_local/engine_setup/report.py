@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gptoss_local.backends import llama_native, llama_runtime
+from gptoss_local.backends.llamacpp import native as llama_native
+from gptoss_local.backends.llamacpp import runtime as llama_runtime
 from gptoss_local.engine_setup.check import cuda_archs
 from gptoss_local.hardware.engine import engine_status
 

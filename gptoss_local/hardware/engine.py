@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from gptoss_local.backends.llama_native import lib, route_logs
+from gptoss_local.backends.llamacpp.native import lib, route_logs
 from gptoss_local.i18n import _
 
 DISTRIBUTION = "llama-cpp-python"

@@ -6,7 +6,7 @@ injectable so tests can describe any card.
 
 NVML numbers the cards in PCI bus order and ignores `CUDA_VISIBLE_DEVICES`; CUDA numbers them
 fastest first unless `CUDA_DEVICE_ORDER=PCI_BUS_ID`, which gptoss-local sets (where it is not
-set) before llama.cpp starts CUDA (`backends.llama_native.lib`). So a card's `index` here is
+set) before llama.cpp starts CUDA (`backends.llamacpp.native.lib`). So a card's `index` here is
 the number `--gpus` and `doctor` use, and numbers in `CUDA_VISIBLE_DEVICES` mean the same cards;
 a card that variable hides is marked `cuda_visible=False` (the planner leaves it out). The
 engine finds each planned card among llama.cpp's devices by its PCI bus id, never by number.

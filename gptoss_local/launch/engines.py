@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gptoss_local.backends.base import Backend, GenerationSettings, LoadProgress
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.ollama import client_for, has_tag, pull_tag
-from gptoss_local.backends.ollama_daemon import OllamaDaemon
-from gptoss_local.backends.openai_client import OpenAIClientBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.ollama.backend import client_for, has_tag, pull_tag
+from gptoss_local.backends.ollama.daemon import OllamaDaemon
+from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _, translate

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from gptoss_local import heap, paths
 from gptoss_local.backends.base import BackendError, LoadProgress, no_load_progress
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_load import LoadSettings
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.ollama import OllamaBackend
-from gptoss_local.backends.ollama_daemon import OllamaDaemon
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.load import LoadSettings
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.ollama.backend import OllamaBackend
+from gptoss_local.backends.ollama.daemon import OllamaDaemon
 from gptoss_local.catalog import Catalog, ModelSpec
 from gptoss_local.errors import WishError
 from gptoss_local.hardware.machine import probe

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gptoss_local.backends import structured
+from gptoss_local import schemas
 from gptoss_local.backends.base import ToolChoice
 from gptoss_local.conversation import Tool
 from gptoss_local.serve.errors import bad_request
@@ -119,17 +119,17 @@ def _named(entry: Any, offered: tuple[Tool, ...], responses: bool, where: str) -
 
 def _held(tools: tuple[Tool, ...]) -> tuple[Tool, ...]:
     """`tools`, once each one a forced call may go to can be held to its parameters (the
-    engine's grammar writes the arguments; `structured.check_schema` refuses what it cannot
+    engine's grammar writes the arguments; `schemas.check_schema` refuses what it cannot
     express, and that is this 400 rather than a failure once the request has waited)."""
     for tool in tools:
         if tool.parameters is None or tool.text_input is not None:
             continue  # no arguments, or raw text: nothing to hold
         try:
-            structured.check_schema(tool.parameters)
-        except structured.SchemaLoop as exc:
+            schemas.check_schema(tool.parameters)
+        except schemas.SchemaLoop as exc:
             raise bad_request(f"the parameters of {tool.name!r} cannot be answered: {exc}",
                               PARAM) from None  # fmt: skip
-        except structured.SchemaError as exc:
+        except schemas.SchemaError as exc:
             raise bad_request(f"a call to {tool.name!r} cannot be forced: its parameters "
                               f"cannot be enforced ({exc})", PARAM,
                               "unsupported_value") from None  # fmt: skip

@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from gptoss_local.backends import structured
+from gptoss_local import schemas
 from gptoss_local.backends.base import ResponseFormat
 from gptoss_local.serve.errors import ApiError, bad_request
 from gptoss_local.serve.limits import MAX_TOOL_CHARS
@@ -60,7 +60,7 @@ def check_answer(text: str, response_format: ResponseFormat) -> None:
         ApiError: a 500 saying how the answer misses the format (`mismatch`).
     """
     try:
-        structured.check_answer(text, response_format)
+        schemas.check_answer(text, response_format)
     except ValueError as exc:
         raise mismatch(str(exc)) from None
 
@@ -121,7 +121,7 @@ def _schema_format(spec: dict[str, Any], where: str) -> ResponseFormat:
 def check_schema(schema: Any, param: str, label: str = "the schema") -> None:
     """Refuse a schema that is not a JSON object, is too large, is not valid JSON Schema, has
     refs that loop with no way out (`label` names it then), or asks what the engine's grammar
-    cannot hold (`structured.check_schema`: a keyword it would otherwise leave out).
+    cannot hold (`schemas.check_schema`: a keyword it would otherwise leave out).
 
     Raises:
         ApiError: a 400 naming `param`.
@@ -143,9 +143,9 @@ def check_schema(schema: Any, param: str, label: str = "the schema") -> None:
     except RecursionError:
         raise bad_request("the schema nests too deeply", param) from None
     try:  # what the engine's grammar cannot hold is refused too, not loosened
-        structured.check_schema(schema)
-    except structured.SchemaLoop as exc:  # a loop of refs, named as one (not a keyword)
+        schemas.check_schema(schema)
+    except schemas.SchemaLoop as exc:  # a loop of refs, named as one (not a keyword)
         raise bad_request(f"{label} cannot be answered: {exc}", param) from None
-    except structured.SchemaError as exc:
+    except schemas.SchemaError as exc:
         raise bad_request(f"the schema cannot be enforced: {exc}", param,
                           "unsupported_value") from None  # fmt: skip

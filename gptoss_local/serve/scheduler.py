@@ -5,8 +5,8 @@ llama.cpp engine's sequences, `serve --parallel`); the others wait their turn in
 (no request can be overtaken for ever), and one whose client went away while waiting leaves
 the queue without running. A full queue is refused at once (HTTP 503) rather than left to
 time out. Conversations taking turns each keep their prefix: the backend shelves the cache of
-the one it leaves in RAM (`backends/saved_states.py`). How many sequences pay, on a GPU and on
-a CPU: bench/RESULTS.md ("serve").
+the one it leaves in RAM (`backends/llamacpp/saved_states.py`). How many sequences pay, on a
+GPU and on a CPU: bench/RESULTS.md ("serve").
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from engine_helpers import open_tiny
 
-from gptoss_local.backends import llama_native as native
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
 
 
 @pytest.fixture(scope="module")

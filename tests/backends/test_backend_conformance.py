@@ -28,9 +28,9 @@ from gptoss_local.backends.base import (
     ResponseFormat,
     UnsupportedRequest,
 )
-from gptoss_local.backends.ollama import OllamaBackend
-from gptoss_local.backends.ollama_daemon import OllamaDaemon
-from gptoss_local.backends.openai_client import OpenAIClientBackend
+from gptoss_local.backends.ollama.backend import OllamaBackend
+from gptoss_local.backends.ollama.daemon import OllamaDaemon
+from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.conversation import Attachment, Conversation, Message
 from gptoss_local.events import AnswerDelta, ReasoningDelta, TurnEnded, merge_events
 from gptoss_local.kinds import BACKENDS

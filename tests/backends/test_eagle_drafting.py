@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 from engine_helpers import chat, open_tiny, ran, recorded, same_while_logits_agree, text_of
 
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest, Stats
-from gptoss_local.backends.drafting import (
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.drafting import (
     FIRST_PAUSE,
     GOVERNOR_WINDOW,
     YIELD_WINDOW,
     DraftGovernor,
 )
-from gptoss_local.backends.eagle_drafting import MOST_DRAFTS
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.sampling import Sampler
+from gptoss_local.backends.llamacpp.eagle_drafting import MOST_DRAFTS
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.llamacpp.sampling import Sampler
 from gptoss_local.events import ReasoningDelta
 
 PLAIN = LlamaOptions()

@@ -22,8 +22,8 @@ from engine_helpers import (
 )
 
 from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
-from gptoss_local.backends.llama_load import LOAD_MODES
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.load import LOAD_MODES
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall, TurnEnded
 
 
@@ -207,7 +207,7 @@ def test_steered_tool_call_is_parsed_and_stops_on_call(backend) -> None:
 
 
 def test_load_errors_name_the_cause_and_the_fix() -> None:
-    from gptoss_local.backends.llama_load import _load_error
+    from gptoss_local.backends.llamacpp.load import _load_error
 
     oom = _load_error(
         "llama.cpp could not load gpt-oss-20b-mxfp4.gguf",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from engine_helpers import chat, finished, ran, text_of
 
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta, TurnEnded
 from gptoss_local.harmony import parse_completion
 

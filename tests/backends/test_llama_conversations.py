@@ -9,9 +9,14 @@ import numpy as np
 from engine_helpers import chat, finished, last_logits, never_stop, open_tiny, prompt_tokens, ran
 
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.saved_states import CacheState, Checkpoint, StateShelf, common_prefix
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.llamacpp.saved_states import (
+    CacheState,
+    Checkpoint,
+    StateShelf,
+    common_prefix,
+)
 
 BATCHES = {"n_batch": 32, "n_ubatch": 32}  # the same batching gives bit-identical logits
 GREEDY_ONE = GenerationSettings(temperature=0, max_tokens=1)
@@ -155,7 +160,7 @@ def test_a_state_whose_window_forgot_the_prefix_offers_only_its_checkpoint() -> 
 def test_a_new_question_after_a_long_tool_chain_keeps_the_turns_start(tiny_gguf: Path) -> None:
     """The next question's prompt leaves out the finished turn's reasoning and calls, so it
     parts from the cache where the turn began: that checkpoint outlives the chain's own."""
-    from gptoss_local.backends.prompt_cache import MAX_CHECKPOINTS
+    from gptoss_local.backends.llamacpp.prompt_cache import MAX_CHECKPOINTS
     from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
 
     tool = Tool("look", "Look something up.", {"type": "object", "properties": {}})

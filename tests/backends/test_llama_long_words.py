@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 from installed_cli import gptoss
 
-from gptoss_local.backends import llama_native as native
-from gptoss_local.backends import token_chunks
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_load import LoadSettings
-from gptoss_local.backends.token_chunks import (
+from gptoss_local.backends.llamacpp import native, token_chunks
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.load import LoadSettings
+from gptoss_local.backends.llamacpp.token_chunks import (
     TokenizeCancelled,
     on_big_stack,
     pieces,
@@ -49,7 +48,7 @@ def _random_texts(count: int, seed: int) -> list[str]:
 
 def _corpus() -> list[str]:
     """Normal text: this project's source and docs, and Harmony prompts."""
-    files = [*sorted(REPO.glob("gptoss_local/backends/*.py"))[:12], REPO / "README.md"]
+    files = [*sorted(REPO.glob("gptoss_local/backends/**/*.py"))[:12], REPO / "README.md"]
     texts = [f.read_text(encoding="utf-8") for f in files]
     conversation = [Message("user", "Wie geht's? Ça va, 你好！ 1234567 x'll"),
                     Message("assistant", "Fine.\n\n```py\nprint('hi')\n```")]  # fmt: skip

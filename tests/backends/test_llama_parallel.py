@@ -13,8 +13,8 @@ import pytest
 from engine_helpers import chat, finished, never_stop, open_tiny, prompt_tokens, ran, text_of
 
 from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta
 
 GREEDY = GenerationSettings(temperature=0, max_tokens=6)

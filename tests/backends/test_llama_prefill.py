@@ -19,7 +19,7 @@ from engine_helpers import (
 )
 
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.conversation import Conversation, Message
 from gptoss_local.harmony import render_next_turn_prefix
 
@@ -103,7 +103,7 @@ class SetAfter(threading.Event):
 
 
 def test_a_cancelled_prefill_stops_within_a_chunk_and_keeps_what_it_did(tiny_gguf: Path) -> None:
-    from gptoss_local.backends.token_loop import PREFILL_CHUNK
+    from gptoss_local.backends.llamacpp.token_loop import PREFILL_CHUNK
 
     with open_tiny(tiny_gguf, context=4096, n_batch=2048, n_ubatch=512) as backend:
         long = chat(*[f"question number {i}, " * 10 for i in range(8)])
@@ -192,7 +192,7 @@ def test_every_native_tokenize_holds_the_lock_close_frees_under(
 ) -> None:
     """ctypes lets go of the GIL in llama_tokenize: done outside the lock, close() on another
     thread could free the vocabulary under it (it crashed the process)."""
-    from gptoss_local.backends import llama_native
+    from gptoss_local.backends.llamacpp import native as llama_native
 
     with open_tiny(tiny_gguf) as backend:
         held: list[bool] = []
@@ -219,7 +219,7 @@ def test_closing_while_a_prefill_tokenizes_a_long_chat_does_not_crash(tiny_gguf:
     script = f"""
 import threading
 from engine_helpers import chat, open_tiny
-import gptoss_local.backends.llama_native as native
+import gptoss_local.backends.llamacpp.native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
 real, inside = native.tokenize, threading.Event()
 def spy(vocab, text, special):

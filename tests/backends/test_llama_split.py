@@ -15,10 +15,10 @@ from engine_helpers import open_tiny
 from fake_nvml import FakeNvml
 
 from gptoss_local import catalog
-from gptoss_local.backends import llama_load
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError
-from gptoss_local.backends.llama_load import LoadSettings
+from gptoss_local.backends.llamacpp import load as llama_load
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.load import LoadSettings
 from gptoss_local.hardware import machine as hardware
 from gptoss_local.plan.planner import plan
 from gptoss_local.plan.wishes import Wishes

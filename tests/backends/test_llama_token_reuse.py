@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 from engine_helpers import open_tiny
 
-from gptoss_local.backends import llama_native as native
-from gptoss_local.backends import token_chunks
-from gptoss_local.backends.token_chunks import Tokenized, tokenize_reusing
+from gptoss_local.backends.llamacpp import native, token_chunks
+from gptoss_local.backends.llamacpp.token_chunks import Tokenized, tokenize_reusing
 from gptoss_local.conversation import Message
 from gptoss_local.harmony import render_prompt
 

@@ -16,9 +16,9 @@ from engine_helpers import DATE, chat
 from fake_ollama.helpers import gone, install
 
 from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
-from gptoss_local.backends.ollama import OllamaBackend, describe_placement
-from gptoss_local.backends.ollama_daemon import OllamaDaemon
-from gptoss_local.backends.ollama_messages import options
+from gptoss_local.backends.ollama.backend import OllamaBackend, describe_placement
+from gptoss_local.backends.ollama.daemon import OllamaDaemon
+from gptoss_local.backends.ollama.messages import options
 from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall, TurnEnded, merge_events
 from gptoss_local.store.progress import Progress

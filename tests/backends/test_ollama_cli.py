@@ -15,9 +15,10 @@ from installed_cli import Cli
 from tui_helpers import open_history, send_and_wait, wait_for_model
 
 from gptoss_local import catalog, config
-from gptoss_local.backends import ollama_daemon, ollama_spawn
 from gptoss_local.backends.base import GenerationSettings
-from gptoss_local.backends.ollama_probe import free_port
+from gptoss_local.backends.ollama import daemon as ollama_daemon
+from gptoss_local.backends.ollama import spawn as ollama_spawn
+from gptoss_local.backends.ollama.probe import free_port
 from gptoss_local.hardware import machine as hardware
 from gptoss_local.launch.preparation import Preparation
 from gptoss_local.plan.wishes import wishes_from
@@ -114,7 +115,7 @@ def test_doctor_opens_no_connection_without_ollama(
 ) -> None:
     import socket
 
-    from gptoss_local.backends.ollama_status import ollama_status
+    from gptoss_local.backends.ollama.status import ollama_status
 
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("OLLAMA_HOST", raising=False)

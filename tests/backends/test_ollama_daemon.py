@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from fake_ollama.helpers import foreign_http, gone, install, not_http, running_fake
 
-from gptoss_local.backends import ollama_daemon
 from gptoss_local.backends.base import BackendError
-from gptoss_local.backends.ollama_daemon import OllamaDaemon
-from gptoss_local.backends.ollama_probe import free_port, parse_host, probe, supports_gpt_oss
+from gptoss_local.backends.ollama import daemon as ollama_daemon
+from gptoss_local.backends.ollama.daemon import OllamaDaemon
+from gptoss_local.backends.ollama.probe import free_port, parse_host, probe, supports_gpt_oss
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")
 
@@ -142,7 +142,7 @@ def test_a_daemon_that_never_answers_times_out_and_is_stopped(
 OWNER = textwrap.dedent(
     """
     import threading, time
-    from gptoss_local.backends.ollama_daemon import OllamaDaemon
+    from gptoss_local.backends.ollama.daemon import OllamaDaemon
     daemon = OllamaDaemon()
     # Started from a thread that then ends: the daemon must outlive the thread, not the process.
     worker = threading.Thread(target=daemon.ensure)

@@ -22,9 +22,9 @@ from gptoss_local.backends.base import (
     UnsupportedRequest,
     check_request,
 )
-from gptoss_local.backends.ollama import OllamaBackend
-from gptoss_local.backends.ollama_daemon import OllamaDaemon
-from gptoss_local.backends.ollama_messages import chat_request
+from gptoss_local.backends.ollama.backend import OllamaBackend
+from gptoss_local.backends.ollama.daemon import OllamaDaemon
+from gptoss_local.backends.ollama.messages import chat_request
 from gptoss_local.events import AnswerDelta, ReasoningDelta, TurnEnded, merge_events
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in needs a shebang")

@@ -14,8 +14,8 @@ from serve_helpers import Running, running_server
 
 from gptoss_local import cli
 from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
-from gptoss_local.backends.openai_client import OpenAIClientBackend, choose_model
-from gptoss_local.backends.openai_messages import chat_body
+from gptoss_local.backends.openai.backend import OpenAIClientBackend, choose_model
+from gptoss_local.backends.openai.messages import chat_body
 from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.events import ReasoningDelta, ToolCall, TurnEnded, merge_events
 from gptoss_local.urls import is_lan_host, server_url_problem

@@ -23,8 +23,8 @@ from gptoss_local.backends.base import (
     ToolChoice,
     check_request,
 )
-from gptoss_local.backends.openai_client import OpenAIClientBackend
-from gptoss_local.backends.openai_messages import chat_body
+from gptoss_local.backends.openai.backend import OpenAIClientBackend
+from gptoss_local.backends.openai.messages import chat_body
 from gptoss_local.conversation import Conversation, Message, Tool
 from gptoss_local.events import AnswerDelta, ReasoningDelta, TurnEnded, merge_events
 

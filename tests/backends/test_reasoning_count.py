@@ -7,7 +7,7 @@ import pytest
 from engine_helpers import chat, finished, never_stop, ran, text_of
 
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta
 
 # Text only (a grammar of characters leaves out every control token), so no header.

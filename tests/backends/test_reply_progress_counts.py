@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from gptoss_local.backends.reply_progress import ReplyProgress
+from gptoss_local.backends.llamacpp.reply_progress import ReplyProgress
 
 
 def counted(backend, *parts: str, limit: int | None = None) -> tuple[dict[str, int], int]:

@@ -11,7 +11,7 @@ import pytest
 from engine_helpers import chat, open_tiny, ran
 
 from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
-from gptoss_local.backends.saved_states import CacheState, StateShelf
+from gptoss_local.backends.llamacpp.saved_states import CacheState, StateShelf
 
 TOKENS = list(range(1, 301))
 

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from engine_helpers import Recorded, chat, ran, recorded, same_while_logits_agree, text_of
 
-from gptoss_local.backends import llama_cpp
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest
-from gptoss_local.backends.drafting import NgramDrafter
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp import backend as llama_cpp
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.drafting import NgramDrafter
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.events import AnswerDelta, ReasoningDelta
 
 PLAIN = LlamaOptions()

@@ -17,11 +17,11 @@ from gptoss_local.backends.base import (
     ToolChoice,
     UnsupportedRequest,
 )
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.structured import check_arguments
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.conversation import TextInput, Tool
 from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall
+from gptoss_local.schemas import check_arguments
 
 WEATHER = Tool("get_weather", "The weather in a city.", {
     "type": "object", "properties": {"city": {"type": "string", "maxLength": 10},

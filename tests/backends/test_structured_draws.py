@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 from engine_helpers import chat, ran, text_of
 
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest, ResponseFormat
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_load import LoadSettings
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.structured import check_answer
-from gptoss_local.backends.structured.harmony import _answer_gbnf
-from gptoss_local.backends.structured.race import FIRST_ASKED, TOKEN_DATA, Race, raceable
-from gptoss_local.backends.structured.token_trie import TokenTrie
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.load import LoadSettings
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.llamacpp.structured.harmony import _answer_gbnf
+from gptoss_local.backends.llamacpp.structured.race import FIRST_ASKED, TOKEN_DATA, Race, raceable
+from gptoss_local.backends.llamacpp.structured.token_trie import TokenTrie
 from gptoss_local.events import AnswerDelta, ReasoningDelta
+from gptoss_local.schemas import check_answer
 
 PERSON = {
     "type": "object",

@@ -16,9 +16,9 @@ import pytest
 from engine_helpers import chat, open_tiny
 
 from gptoss_local.backends.base import ReplyRequest, ResponseFormat, UnsupportedRequest
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.structured import SchemaError, SchemaLoop, check_schema
-from gptoss_local.backends.structured.harmony import _answer_gbnf
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.structured.harmony import _answer_gbnf
+from gptoss_local.schemas import SchemaError, SchemaLoop, check_schema
 
 SELF = {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}
 RANDOM_SCHEMAS = 600

@@ -22,11 +22,11 @@ from gptoss_local.backends.base import (
     ResponseFormat,
     UnsupportedRequest,
 )
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.structured import SchemaError, check_answer
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.conversation import Tool
 from gptoss_local.events import AnswerDelta, ReasoningDelta, ToolCall
+from gptoss_local.schemas import SchemaError, check_answer
 
 THINKING = 'The user wants JSON. Unclosed: {[( "quote\\ <tag> | not JSON at all'
 STEER = (

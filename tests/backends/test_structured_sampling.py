@@ -14,18 +14,22 @@ from typing import Any
 import pytest
 from engine_helpers import chat, never_stop, open_tiny, ran, text_of
 
-from gptoss_local.backends import sampling
 from gptoss_local.backends.base import (
     GenerationSettings,
     ReplyRequest,
     ResponseFormat,
     UnsupportedRequest,
 )
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.structured import check_answer
-from gptoss_local.backends.structured.gate import Constraint, FinalHeaderWatch, HeaderTokens
+from gptoss_local.backends.llamacpp import sampling
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.llamacpp.structured.gate import (
+    Constraint,
+    FinalHeaderWatch,
+    HeaderTokens,
+)
 from gptoss_local.events import AnswerDelta
+from gptoss_local.schemas import check_answer
 
 STEER = ('root ::= <|channel|> "analysis" <|message|> "Thinking." <|end|> <|start|> '
          '"assistant" <|channel|> "final" <|message|> .*')  # fmt: skip

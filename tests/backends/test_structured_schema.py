@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 
 from gptoss_local.backends.base import ResponseFormat
-from gptoss_local.backends.structured import (
+from gptoss_local.backends.llamacpp.structured.gbnf import convert, int_range
+from gptoss_local.schemas import (
     AnswerError,
     SchemaError,
     check_answer,
     check_arguments,
     check_schema,
 )
-from gptoss_local.backends.structured.gbnf import convert, int_range
-from gptoss_local.backends.structured.pattern import translate_pattern
-from gptoss_local.backends.structured.schema import prepare
+from gptoss_local.schemas.keywords import prepare
+from gptoss_local.schemas.pattern import translate_pattern
 
 OBJ = {"type": "object"}
 

@@ -11,7 +11,7 @@ import pytest
 from engine_helpers import open_tiny, steered
 
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest, ResponseFormat, Stats
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
 from gptoss_local.chat.context_budget import Budget
 from gptoss_local.chat.context_keeper import (
     Compacting,

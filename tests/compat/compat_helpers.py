@@ -25,8 +25,8 @@ from pydantic import BaseModel
 from serve_helpers import Running, Steering
 
 from gptoss_local.backends.base import Reply, ReplyRequest
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 
 HI = "hi"
 REASONING = "The user says hi"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gptoss_local.backends import llama_runtime
-from gptoss_local.backends.llama_runtime import cuda_library_dirs, preload_order, prepare
+from gptoss_local.backends.llamacpp import runtime as llama_runtime
+from gptoss_local.backends.llamacpp.runtime import cuda_library_dirs, preload_order, prepare
 
 
 @pytest.fixture(autouse=True)
@@ -163,7 +163,7 @@ def test_windows_cuda_12_layout(tmp_path: Path) -> None:
 
 
 def test_the_engine_loader_prepares_before_importing(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gptoss_local.backends import llama_native
+    from gptoss_local.backends.llamacpp import native as llama_native
 
     calls: list[str] = []
     monkeypatch.setattr(llama_runtime, "prepare", lambda: calls.append("prepare"))

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gptoss_local.backends import ollama_spawn, win_job
+from gptoss_local.backends.ollama import spawn as ollama_spawn
+from gptoss_local.backends.ollama import win_job
 
 
 @pytest.fixture(autouse=True)

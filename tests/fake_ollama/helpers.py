@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gptoss_local.backends.ollama_probe import free_port, probe
+from gptoss_local.backends.ollama.probe import free_port, probe
 
 SCRIPT = Path(__file__).with_name("fake_ollama.py")
 TESTS = SCRIPT.parent.parent

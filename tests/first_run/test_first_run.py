@@ -14,7 +14,7 @@ from store_files import gguf_file
 
 from gptoss_local import config, paths
 from gptoss_local.backends.base import BackendInfo
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
 from gptoss_local.catalog import Catalog
 from gptoss_local.plan.wishes import Wishes
 from gptoss_local.store.errors import PullCancelled

@@ -32,8 +32,8 @@ from gptoss_local.backends.base import (
     Stats,
     ToolChoice,
 )
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.conversation import Conversation
 from gptoss_local.events import Event
 

@@ -20,7 +20,7 @@ import pytest
 from codex_helpers import CONTEXT, Step, answer, exec_args, run_codex, scripted, shell
 from serve_helpers import running_server
 
-from gptoss_local.backends.ollama_probe import free_port
+from gptoss_local.backends.ollama.probe import free_port
 from gptoss_local.tomlread import load_toml
 
 COMMAND = "echo made by codex > proof.txt"

@@ -27,10 +27,10 @@ from gptoss_local.backends.base import (
     UnsupportedRequest,
     check_request,
 )
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.ollama import OllamaBackend
-from gptoss_local.backends.openai_client import OpenAIClientBackend
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.ollama.backend import OllamaBackend
+from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.conversation import Conversation, Message, TextInput, Tool
 from gptoss_local.harmony import render_prompt
 from gptoss_local.serve.errors import ApiError

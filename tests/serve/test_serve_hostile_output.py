@@ -27,8 +27,8 @@ from hostile_output import LONG_CHANNEL, Vocab, hostile_cases, random_script
 from serve_helpers import Running, Steering, running_server
 
 from gptoss_local.backends.base import Reply, ReplyRequest, Stats, StopReason
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.reply_progress import ReplyProgress
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.reply_progress import ReplyProgress
 from gptoss_local.events import Event
 from gptoss_local.library import Library
 from gptoss_local.serve.browsing import BrowsingStreamer

@@ -273,8 +273,8 @@ def test_the_ollama_engine_can_be_served_too(
     from fake_ollama.helpers import install
 
     from gptoss_local.backends.base import GenerationSettings
-    from gptoss_local.backends.ollama import OllamaBackend
-    from gptoss_local.backends.ollama_daemon import OllamaDaemon
+    from gptoss_local.backends.ollama.backend import OllamaBackend
+    from gptoss_local.backends.ollama.daemon import OllamaDaemon
     from gptoss_local.serve.guard import Guard
     from gptoss_local.serve.server import make_server
     from gptoss_local.serve.service import Service
@@ -301,7 +301,7 @@ def test_the_ollama_engine_can_be_served_too(
 def test_the_command_serves_and_stops_cleanly_on_a_signal(tiny_gguf: Path, tmp_path: Path) -> None:
     import signal
 
-    from gptoss_local.backends.ollama_probe import free_port
+    from gptoss_local.backends.ollama.probe import free_port
 
     port = free_port()
     env = {**os.environ, "GPTOSS_LOCAL_HOME": str(tmp_path / "home")}
@@ -324,7 +324,7 @@ def test_the_command_serves_and_stops_cleanly_on_a_signal(tiny_gguf: Path, tmp_p
 def cached_on_return(tiny_gguf: Path, home: Path, *flags: str) -> tuple[int, int]:
     """Conversation A, then B, then A's second turn through the command: the tokens of that
     turn's prompt cached, and the length of A's first prompt."""
-    from gptoss_local.backends.ollama_probe import free_port
+    from gptoss_local.backends.ollama.probe import free_port
 
     port = free_port()
     env = {**os.environ, "GPTOSS_LOCAL_HOME": str(home)}

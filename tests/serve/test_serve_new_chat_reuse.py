@@ -9,7 +9,7 @@ from pathlib import Path
 import openai
 from serve_helpers import running_server
 
-from gptoss_local.backends.prompt_cache import MAX_CHECKPOINTS
+from gptoss_local.backends.llamacpp.prompt_cache import MAX_CHECKPOINTS
 
 SYSTEM = {"role": "system", "content": "You are a careful planner. " * 6}
 FIRST = {"role": "user", "content": "Plan a picnic by the river for four friends. " * 4}

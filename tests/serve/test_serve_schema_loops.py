@@ -19,8 +19,8 @@ import pytest
 from format_helpers import engine_server
 from serve_helpers import Running
 
-from gptoss_local.backends import llama_cpp
-from gptoss_local.backends.structured import ReplyGrammar
+from gptoss_local.backends.llamacpp import backend as llama_cpp
+from gptoss_local.backends.llamacpp.structured import ReplyGrammar
 
 CHAT, RESPONSES = "/v1/chat/completions", "/v1/responses"
 SELF = {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}

@@ -16,7 +16,7 @@ from library_helpers import CITED_ANSWER, write_corpus
 from tool_browser_steer import browsing_turns
 
 from gptoss_local.backends.base import ReplyRequest
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
 from gptoss_local.commands import run as run_command
 from gptoss_local.config import Settings
 from gptoss_local.conversation import Citation, Conversation, Message

@@ -12,8 +12,8 @@ from engine_helpers import DATE, SEEDED, open_tiny
 from tool_helpers import CALLS_PYTHON, Steered, ban, steered_turns
 
 from gptoss_local.backends.base import ReplyRequest
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
-from gptoss_local.backends.llama_options import LlamaOptions
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.config import Settings
 from gptoss_local.conversation import Conversation, Message, Tool
 from gptoss_local.events import AnswerDelta, ToolCall

@@ -5,7 +5,7 @@ calls sent back with their code."""
 from __future__ import annotations
 
 from gptoss_local.backends.base import GenerationSettings
-from gptoss_local.backends.ollama_messages import chat_request
+from gptoss_local.backends.ollama.messages import chat_request
 from gptoss_local.conversation import BuiltinTool, Conversation, Message, ToolCallRecord
 
 

@@ -13,7 +13,7 @@ from tool_helpers import steered_turns
 from tui_helpers import AppOn, send, send_and_wait, wait_for, wait_for_model
 
 from gptoss_local.backends.base import GenerationSettings
-from gptoss_local.backends.llama_cpp import LlamaCppBackend
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
 from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.config import Settings
 from gptoss_local.session.history import History

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from terminal_helpers import open_session, pane, quit_chat, the_saved_chat, until, wait_for_reply
 
-from gptoss_local.backends.ollama_probe import free_port
+from gptoss_local.backends.ollama.probe import free_port
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 

@@ -17,7 +17,7 @@ import threading
 from concurrent.futures import Future
 from typing import IO, Any
 
-from gptoss_local.backends import win_job
+from gptoss_local.backends.ollama import win_job
 
 _PR_SET_PDEATHSIG = 1
 _requests: queue.Queue[tuple[Future[subprocess.Popen[bytes]], dict[str, Any]]] = queue.Queue()

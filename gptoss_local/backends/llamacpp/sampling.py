@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.structured import token_trie
-from gptoss_local.backends.structured.gate import Constraint, FinalHeaderWatch, GrammarGate
-from gptoss_local.backends.structured.race import Race, raceable
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.llamacpp.structured import token_trie
+from gptoss_local.backends.llamacpp.structured.gate import Constraint, FinalHeaderWatch, GrammarGate
+from gptoss_local.backends.llamacpp.structured.race import Race, raceable
 from gptoss_local.i18n import _
 
 # Penalties count a token over this many of the reply's last tokens when the context's size is

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gptoss_local.backends import llama_runtime
+from gptoss_local.backends.llamacpp import runtime as llama_runtime
 
 _LOG_LEVELS = {0: "NONE", 1: "DEBUG", 2: "INFO", 3: "WARN", 4: "ERROR", 5: "CONT"}
 # One line per tensor in every layer below N: llama.cpp's own `--n-cpu-moe N` pattern.

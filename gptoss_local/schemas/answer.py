@@ -9,16 +9,22 @@ fails (`$.items[2].price`).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Protocol
 
-from gptoss_local.backends.base import ResponseFormat
+
+class Format(Protocol):
+    """What the check reads of a response format (`backends.base.ResponseFormat`, which sits
+    above this package): its schema, None for any JSON object."""
+
+    @property
+    def schema(self) -> dict[str, Any] | None: ...
 
 
 class AnswerError(ValueError):
     """The text is not JSON, or not JSON the schema accepts; the message says where."""
 
 
-def check_answer(text: str, response_format: ResponseFormat) -> Any:
+def check_answer(text: str, response_format: Format) -> Any:
     """The answer's JSON value, checked against the format (no schema: any JSON object).
 
     Raises:

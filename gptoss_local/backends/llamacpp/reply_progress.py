@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import time
 
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import Stats, StopReason
-from gptoss_local.backends.structured.gate import Constraint, FinalHeaderWatch
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.structured.gate import Constraint, FinalHeaderWatch
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta
 from gptoss_local.harmony import HarmonyStreamParser
 

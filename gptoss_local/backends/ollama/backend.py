@@ -24,8 +24,8 @@ from gptoss_local.backends.base import (
     check_request,
     no_tokenizer,
 )
-from gptoss_local.backends.ollama_daemon import OllamaDaemon
-from gptoss_local.backends.ollama_messages import chat_request
+from gptoss_local.backends.ollama.daemon import OllamaDaemon
+from gptoss_local.backends.ollama.messages import chat_request
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta, ToolCall, TurnEnded
 from gptoss_local.i18n import _
 from gptoss_local.store.offline import offline_reason

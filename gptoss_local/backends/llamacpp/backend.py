@@ -14,7 +14,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import (
     BackendError,
     BackendInfo,
@@ -28,27 +27,27 @@ from gptoss_local.backends.base import (
     check_request,
     no_load_progress,
 )
-from gptoss_local.backends.drafting import NgramDrafter
-from gptoss_local.backends.eagle_drafting import EagleDrafter
-from gptoss_local.backends.llama_load import LoadSettings, load
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.parallel import ParallelDecoder, Request
-from gptoss_local.backends.prompt_cache import PromptCache
-from gptoss_local.backends.sampling import KeptSampler
-from gptoss_local.backends.saved_states import StateShelf
-from gptoss_local.backends.structured import (
-    SchemaError,
-    SchemaLoop,
-    ToolChoiceError,
-    reply_grammar,
-    token_trie,
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.drafting import NgramDrafter
+from gptoss_local.backends.llamacpp.eagle_drafting import EagleDrafter
+from gptoss_local.backends.llamacpp.load import LoadSettings, load
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.llamacpp.parallel import ParallelDecoder, Request
+from gptoss_local.backends.llamacpp.prompt_cache import PromptCache
+from gptoss_local.backends.llamacpp.sampling import KeptSampler
+from gptoss_local.backends.llamacpp.saved_states import StateShelf
+from gptoss_local.backends.llamacpp.structured import ToolChoiceError, reply_grammar, token_trie
+from gptoss_local.backends.llamacpp.structured.gate import Constraint, HeaderTokens, grammar_taken
+from gptoss_local.backends.llamacpp.token_chunks import (
+    TokenizeCancelled,
+    Tokenized,
+    tokenize_reusing,
 )
-from gptoss_local.backends.structured.gate import Constraint, HeaderTokens, grammar_taken
-from gptoss_local.backends.token_chunks import TokenizeCancelled, Tokenized, tokenize_reusing
-from gptoss_local.backends.token_loop import TokenLoop
+from gptoss_local.backends.llamacpp.token_loop import TokenLoop
 from gptoss_local.events import Event
 from gptoss_local.harmony import render_next_turn_prefix, render_prompt
 from gptoss_local.i18n import _
+from gptoss_local.schemas import SchemaError, SchemaLoop
 from gptoss_local.store.gguf_check import GgufError
 from gptoss_local.store.gguf_model import check_loadable
 

@@ -1,7 +1,8 @@
 """JSON schemas as GBNF rules, through llama-cpp-python's own converter.
 
-`llama_cpp.llama_grammar.SchemaConverter` is kept by llama-cpp-python; `schema.prepare()` hands
-it only schema shapes it reads exactly. Four things are done here around it:
+`llama_cpp.llama_grammar.SchemaConverter` is kept by llama-cpp-python;
+`schemas.keywords.prepare()` hands it only schema shapes it reads exactly. Four things are done
+here around it:
 
 - a few of its rules are replaced: `space` takes a newline and indentation too (it takes one
   space: every line break a model writes would be refused and sampled again); a string may not
@@ -24,8 +25,8 @@ import functools
 import json
 from typing import Any
 
-from gptoss_local.backends.structured.schema import prepare
-from gptoss_local.backends.structured.schema_error import SchemaError
+from gptoss_local.schemas.errors import SchemaError
+from gptoss_local.schemas.keywords import prepare
 
 ESCAPE = r'"\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 OVERRIDES = {
@@ -60,7 +61,7 @@ def _convert(schema_json: str, name: str) -> tuple[str, Rules]:
     prepared = prepare({"type": "object"} if schema is None else schema, f"{name}d")
     converter = _converter_class()(prop_order={}, allow_fetch=False, dotall=False,
                                    raw_pattern=False)  # fmt: skip
-    # Every ref is #/$defs/KEY (schema.prepare), KEY unique to this schema: given to the
+    # Every ref is #/$defs/KEY (keywords.prepare), KEY unique to this schema: given to the
     # converter as resolved, its resolve_refs would skip the refs inside the definitions.
     converter._refs.update({f"#/$defs/{k}": v for k, v in prepared.pop("$defs", {}).items()})
     try:

@@ -13,7 +13,7 @@ control characters (a value holding them is refused, or they are left out: only 
 
 from __future__ import annotations
 
-from gptoss_local.backends.structured.schema_error import SchemaError
+from gptoss_local.schemas.errors import SchemaError
 
 # Most repeats of a bounded quantifier: the converter nests one group per optional repeat.
 MOST_OPTIONAL = 256

@@ -28,11 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError
-from gptoss_local.backends.structured.race import TOKEN_DATA, Race
-from gptoss_local.backends.structured.token_trie import token_trie
-from gptoss_local.backends.structured.utf8 import Utf8Prefix
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.structured.race import TOKEN_DATA, Race
+from gptoss_local.backends.llamacpp.structured.token_trie import token_trie
+from gptoss_local.backends.llamacpp.structured.utf8 import Utf8Prefix
 from gptoss_local.i18n import _
 
 # A grammar that refuses the first draw is asked again with what it allows; a draw it allows

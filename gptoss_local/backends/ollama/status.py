@@ -13,8 +13,8 @@ import os
 from typing import Any
 
 from gptoss_local.backends.base import BackendError
-from gptoss_local.backends.ollama_daemon import find_executable
-from gptoss_local.backends.ollama_probe import DEFAULT_HOST, Probe, parse_host, probe
+from gptoss_local.backends.ollama.daemon import find_executable
+from gptoss_local.backends.ollama.probe import DEFAULT_HOST, Probe, parse_host, probe
 from gptoss_local.i18n import _
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, LoadProgress, no_load_progress
+from gptoss_local.backends.llamacpp import native
 from gptoss_local.i18n import _
 
 LoadMode = Literal["auto", "none", "mmap"]

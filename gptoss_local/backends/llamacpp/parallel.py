@@ -23,13 +23,13 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, GenerationSettings, Stats, StopReason
-from gptoss_local.backends.llama_options import LlamaOptions
-from gptoss_local.backends.prompt_cache import PromptCache
-from gptoss_local.backends.reply_progress import ReplyProgress
-from gptoss_local.backends.sampling import KeptSampler, Sampler
-from gptoss_local.backends.structured.gate import Constraint
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.llamacpp.prompt_cache import PromptCache
+from gptoss_local.backends.llamacpp.reply_progress import ReplyProgress
+from gptoss_local.backends.llamacpp.sampling import KeptSampler, Sampler
+from gptoss_local.backends.llamacpp.structured.gate import Constraint
 from gptoss_local.events import Event
 from gptoss_local.i18n import _
 

@@ -27,8 +27,8 @@ from gptoss_local.backends.base import (
     check_request,
     no_tokenizer,
 )
-from gptoss_local.backends.openai_http import Endpoint, HttpFailure
-from gptoss_local.backends.openai_messages import chat_body
+from gptoss_local.backends.openai.http import Endpoint, HttpFailure
+from gptoss_local.backends.openai.messages import chat_body
 from gptoss_local.events import (
     AnswerDelta,
     Event,

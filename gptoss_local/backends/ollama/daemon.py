@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gptoss_local import paths
-from gptoss_local.backends import ollama_spawn
 from gptoss_local.backends.base import BackendError
-from gptoss_local.backends.ollama_probe import (
+from gptoss_local.backends.ollama import spawn as ollama_spawn
+from gptoss_local.backends.ollama.probe import (
     DEFAULT_HOST,
     Probe,
     free_port,

@@ -24,11 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from gptoss_local.backends import eagle_native
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError
-from gptoss_local.backends.drafting import DraftStats
-from gptoss_local.backends.saved_states import common_prefix
+from gptoss_local.backends.llamacpp import eagle_native, native
+from gptoss_local.backends.llamacpp.drafting import DraftStats
+from gptoss_local.backends.llamacpp.saved_states import common_prefix
 from gptoss_local.i18n import _
 
 # At most this many drafts per step: EAGLE-3 heads for gpt-oss are trained and reported at 3

@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from gptoss_local.backends.structured.loops import check_loops
-from gptoss_local.backends.structured.schema_error import SchemaError, at
-from gptoss_local.backends.structured.schema_types import (
+from gptoss_local.schemas.errors import SchemaError, at
+from gptoss_local.schemas.loops import check_loops
+from gptoss_local.schemas.nodes import (
     ANY,
     FAMILY,
     GENERAL,

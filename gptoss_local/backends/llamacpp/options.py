@@ -14,7 +14,7 @@ class LlamaOptions:
     Attributes:
         grammar: GBNF constraining the raw output from its first token (tests steer the tiny
             random model with it); held beside the grammar of a response format or tool choice
-            (`backends/structured`), never instead of it.
+            (`backends/llamacpp/structured`), never instead of it.
         logit_bias: (token id, bias) pairs; -inf bans a token. Added to the request's own
             `GenerationSettings.logit_bias`.
         backend_sampling: Sample inside llama.cpp's compute graph (on the GPU) instead of

@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass
 
 from gptoss_local.backends.base import ReplyRequest, ToolChoice
-from gptoss_local.backends.structured.gbnf import convert
+from gptoss_local.backends.llamacpp.structured.gbnf import convert
 from gptoss_local.conversation import CALL_CHANNELS, Tool
 
 FREE_TEXT = 'harmony-text ::= ( [^<] | "<"+ [^<|] )* "<"*'

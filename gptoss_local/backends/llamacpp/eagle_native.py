@@ -18,7 +18,7 @@ import functools
 from collections.abc import Iterable
 from typing import Any
 
-from gptoss_local.backends import llama_native as native
+from gptoss_local.backends.llamacpp import native
 
 _CONTEXT = ctypes.c_void_p
 _MODEL = ctypes.c_void_p

@@ -7,13 +7,13 @@ from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
-from gptoss_local.backends import llama_native as native
 from gptoss_local.backends.base import BackendError, Stats, StopReason
-from gptoss_local.backends.drafting import Drafter, DraftGovernor, DraftStats
-from gptoss_local.backends.prompt_cache import PromptCache
-from gptoss_local.backends.reply_progress import ReplyProgress
-from gptoss_local.backends.sampling import Sampler
-from gptoss_local.backends.structured.gate import Constraint
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.drafting import Drafter, DraftGovernor, DraftStats
+from gptoss_local.backends.llamacpp.prompt_cache import PromptCache
+from gptoss_local.backends.llamacpp.reply_progress import ReplyProgress
+from gptoss_local.backends.llamacpp.sampling import Sampler
+from gptoss_local.backends.llamacpp.structured.gate import Constraint
 from gptoss_local.events import Event
 from gptoss_local.i18n import _
 

@@ -1,4 +1,4 @@
-"""Refs that loop with no way out, found in a schema as `schema.prepare` writes it.
+"""Refs that loop with no way out, found in a schema as `keywords.prepare` writes it.
 
 A grammar built from ``{"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}`` has a rule
 that is only itself: llama.cpp refuses it once the request has waited for the model, and a loop
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gptoss_local.backends.structured.schema_error import SchemaLoop
+from gptoss_local.schemas.errors import SchemaLoop
 
 _DEFS = "#/$defs/"
 

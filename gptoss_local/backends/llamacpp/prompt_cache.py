@@ -20,8 +20,8 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from gptoss_local.backends import llama_native as native
-from gptoss_local.backends.saved_states import CacheState, Checkpoint, StateShelf
+from gptoss_local.backends.llamacpp import native
+from gptoss_local.backends.llamacpp.saved_states import CacheState, Checkpoint, StateShelf
 
 MAX_CHECKPOINTS = 4
 # Below this many tokens, a state is not worth a copy to RAM and back: evaluating them is as quick.

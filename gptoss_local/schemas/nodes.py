@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
-from gptoss_local.backends.structured.pattern import translate_pattern
-from gptoss_local.backends.structured.schema_error import SchemaError, at
+from gptoss_local.schemas.errors import SchemaError, at
+from gptoss_local.schemas.pattern import translate_pattern
 
 # llama.cpp turns a repetition of more than this many into "unbounded" (llama-grammar.cpp,
 # MAX_REPETITION_THRESHOLD): a larger maximum is lowered to it, a larger minimum refused.
