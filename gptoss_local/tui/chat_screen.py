@@ -28,18 +28,15 @@ from textual.widgets import Footer, Header
 
 from gptoss_local.attachments import AttachmentRefused
 from gptoss_local.backends.base import GenerationSettings
-from gptoss_local.chat.chat_state import ChatState
 from gptoss_local.chat.context_keeper import Compacting, ContextKeeper
-from gptoss_local.chat.model_host import Held, Opener
-from gptoss_local.chat.tool_host import ChatTools, ToolHost
+from gptoss_local.chat.model_host import Held
+from gptoss_local.chat.services import ChatServices
+from gptoss_local.chat.tool_host import ToolHost
 from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.conversation import Conversation
-from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.i18n import N_, _
-from gptoss_local.kinds import ContextPolicy, effort_word
-from gptoss_local.launch.preparation import Preparation
+from gptoss_local.kinds import effort_word
 from gptoss_local.session.errors import HistoryError
-from gptoss_local.session.history import History
 from gptoss_local.session.records import Compaction, StoredMessage
 from gptoss_local.tools import HistoryRecorder, ToolLoop
 from gptoss_local.tui import copying, exporting
@@ -80,50 +77,28 @@ class ChatScreen(Screen[None]):
     """The chat, with its bindings (`actions.ACTIONS`) and the services it drives.
 
     Args:
-        history: The open chat history (shared with the worker threads).
-        state: Which chat is open, and its effort.
-        generation: Sampling settings; the effort in them is replaced by the chat's.
-        opener: Makes the backend on a worker; None until the first-run screen gives one.
-        setup: Asks the first-run questions (and again on F9); None with a fixed opener.
-        model_name: What the loading banner calls the model.
-        vram: Reads VRAM use for the status bar; None shows none.
-        warnings: What the plan warned about, shown once when the chat opens.
-        tools: The tools the model may call (default: none).
-        context_policy: What a chat does when its prompt would leave the reply too little
-            room (`chat.context_budget`).
+        services: What the chat runs on (`chat.services.ChatServices`).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = chat_bindings()
 
-    def __init__(
-        self,
-        history: History,
-        state: ChatState,
-        generation: GenerationSettings,
-        opener: Opener | None,
-        *,
-        setup: Preparation | None = None,
-        model_name: str = "the model",
-        vram: VramMonitor | None = None,
-        warnings: tuple[str, ...] = (),
-        tools: ChatTools | None = None,
-        context_policy: ContextPolicy = "compact",
-    ) -> None:
+    def __init__(self, services: ChatServices) -> None:
         super().__init__()
-        self.context_policy = context_policy
-        self.history, self.state, self.generation = history, state, generation
+        self.services = services
+        self.history, self.state = services.history, services.state
+        self.generation = services.generation  # replaced when F9 loads another model
         self.history_error: HistoryError | None = None  # see `history_failed`
-        self.warnings = warnings
         self.input = ChatInput(id="input", soft_wrap=True, show_line_numbers=False)
         self.chat_log = ChatLog(id="log")
-        self.sidebar = Sidebar(history, id="sidebar")
-        self.banner = LoadingBanner(opener, model_name, setup, id="loading")
+        self.sidebar = Sidebar(self.history, id="sidebar")
+        self.banner = LoadingBanner(services.opener, services.model_name, services.setup,
+                                    id="loading")  # fmt: skip
         self.host = self.banner.host
         self.warmer = PrefillWarmer(self._warm_in_worker)
-        self.tools = ToolHost(tools or ChatTools(), self._tools_in_worker)
+        self.tools = ToolHost(services.tools, self._tools_in_worker)
         self.tools_ready = False  # set when the screen has heard so (`ToolsOpened`)
-        self.status = StatusBar(state.effort, vram)
-        self.root = Path.cwd()  # where `@` paths and the file picker start
+        self.status = StatusBar(self.state.effort, services.vram)
+        self.root = services.root
         self.chips = AttachmentChips(id="chips")
         self.mentions = MentionMenu(id="mentions")
         self.input.completer = MentionCompleter(self.input, self.mentions, self.root)
@@ -154,7 +129,7 @@ class ChatScreen(Screen[None]):
         self.tools.open(lambda problems: self.post_message(ToolsOpened(problems)))
         if not self.banner.needs_first_run:  # else the app has asked (`ChatApp`)
             self.banner.load()
-        for warning in self.warnings:  # what the plan warned about, without hiding the chat
+        for warning in self.services.warnings:  # what the plan warned of, without hiding the chat
             self.notify(warning, title=_("About the plan"), severity="warning", timeout=12,
                         markup=False)  # fmt: skip
 
@@ -207,8 +182,8 @@ class ChatScreen(Screen[None]):
 
     def _room(self) -> int | None:
         status = self.status
-        return attach_room(status.info, status.stats, self.state.effort, self.context_policy,
-                           self.chips.total_tokens)  # fmt: skip
+        return attach_room(status.info, status.stats, self.state.effort,
+                           self.services.context_policy, self.chips.total_tokens)  # fmt: skip
 
     def action_attach_file(self) -> None:
         """Pick a file or folder to attach to the next message."""
@@ -246,7 +221,7 @@ class ChatScreen(Screen[None]):
         self._cancel = cancel = threading.Event()
         settings = with_effort(self.generation, self.state.effort)
         recorder = HistoryRecorder(self.history, chat_id, reply_id, effort=self.state.effort)
-        keeper = ContextKeeper(self.history, chat_id, self.context_policy, self._report)
+        keeper = ContextKeeper(self.history, chat_id, self.services.context_policy, self._report)
 
         def loop() -> ToolLoop:  # on the worker: waits for the model and the tools
             backend = self.host.get()
