@@ -16,16 +16,14 @@ which chat is open and the model's settings, and hears the widgets' outcomes as 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import ClassVar
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from gptoss_local.attachments import AttachmentRefused
 from gptoss_local.chat.model_host import Held
 from gptoss_local.chat.services import ChatServices
 from gptoss_local.chat.tool_host import ToolHost
@@ -36,9 +34,8 @@ from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.records import StoredMessage
 from gptoss_local.tui import copying, exporting
 from gptoss_local.tui.actions import chat_bindings
-from gptoss_local.tui.attaching import Attacher, attach_room
+from gptoss_local.tui.attachment_bar import AttachmentBar
 from gptoss_local.tui.attachment_widgets import AttachmentChips
-from gptoss_local.tui.file_picker import FilePickerScreen
 from gptoss_local.tui.history_errors import reports_history_errors
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.mention_menu import MentionCompleter, MentionMenu
@@ -91,11 +88,9 @@ class ChatScreen(Screen[None]):
         self.tools = ToolHost(services.tools, self._in_worker("tools"))
         self.tools_ready = False  # set when the screen has heard so (`ToolsOpened`)
         self.status = StatusBar(self.state.effort, services.vram)
-        self.root = services.root
-        self.chips = AttachmentChips(id="chips")
+        self.attachments = AttachmentBar(self, services, self.status, lambda: self.host.backend)
         self.mentions = MentionMenu(id="mentions")
-        self.input.completer = MentionCompleter(self.input, self.mentions, self.root)
-        self.attacher = Attacher(self.root, self.chips, lambda: self.host.backend, self._room)
+        self.input.completer = MentionCompleter(self.input, self.mentions, services.root)
         self.reply = ReplyFlow(self, services, self._in_worker("reply"))
         self._sent: list[str] = []  # the messages sent in this session, for input history
 
@@ -109,7 +104,7 @@ class ChatScreen(Screen[None]):
         yield self.sidebar
         yield self.banner
         yield self.chat_log
-        yield self.chips
+        yield self.attachments.chips
         yield self.input
         yield self.mentions
         yield self.status
@@ -134,7 +129,7 @@ class ChatScreen(Screen[None]):
 
         return run
 
-    # --- sending and streaming -----------------------------------------------------------------
+    # --- sending ----------------------------------------------------------------------------------
 
     @on(ChatInput.Submitted)
     async def _send(self, message: ChatInput.Submitted) -> None:
@@ -146,49 +141,28 @@ class ChatScreen(Screen[None]):
             return
         if self.banner.hold(self._held(text)):  # the model failed to load: it tries again
             return
-        try:
-            attachments = self.attacher.for_message(text)
-        except AttachmentRefused as exc:  # the text and the chips stay, to fix and send again
-            self.notify(str(exc), title=_("Cannot attach"), severity="error", timeout=15,
-                        markup=False)  # fmt: skip
+        attachments = self.attachments.for_message(text)
+        if attachments is None:  # refused: the text and the chips stay, to fix and send again
             return
         if not await self.reply.send(text, attachments):
             return  # the box keeps the text, to send again or keep at exit
         self.input.clear()
-        self.chips.clear()
+        self.attachments.clear()
         self.input.remember(text)
         self._sent.append(text)
 
-    # --- attachments ---------------------------------------------------------------------------
-
-    def _room(self) -> int | None:
-        status = self.status
-        return attach_room(status.info, status.stats, self.state.effort,
-                           self.services.context_policy, self.chips.total_tokens)  # fmt: skip
+    # --- attachments ------------------------------------------------------------------------------
 
     def action_attach_file(self) -> None:
         """Pick a file or folder to attach to the next message."""
-        self.app.push_screen(FilePickerScreen(self.root), self._picked)
-
-    def _picked(self, path: Path | None) -> None:
-        if path is not None:
-            self._attach_in_worker(path)
-
-    @work(thread=True, group="attach", exit_on_error=False)
-    def _attach_in_worker(self, path: Path) -> None:
-        """Read a picked file off the UI thread (a PDF or a folder takes a moment)."""
-        try:
-            attached = self.attacher.read(path)
-        except AttachmentRefused as exc:
-            self.app.call_from_thread(self.notify, str(exc), title=_("Cannot attach"),
-                                      severity="error", timeout=15, markup=False)  # fmt: skip
-            return
-        self.app.call_from_thread(self.chips.add, attached)
+        self.attachments.pick()
 
     @on(AttachmentChips.Changed)
     def _chips_changed(self, message: AttachmentChips.Changed) -> None:
         if not message.attachments:  # the last chip removed: back to typing
             self.input.focus()
+
+    # --- the reply (the flow's) -------------------------------------------------------------------
 
     @on(ReplyStreamed)
     @on(ReplyContinued)
@@ -210,12 +184,7 @@ class ChatScreen(Screen[None]):
         """A message that did not fit goes back to the box with its files, if the box is empty."""
         if not self.input.text.strip():
             self.input.begin_edit(sent.content)
-            self.restore_attachments(sent)
-
-    def restore_attachments(self, sent: StoredMessage) -> None:
-        """Put a taken-back message's files back with the input box (to send again)."""
-        for attached in sent.attachments:
-            self.chips.add(attached)
+            self.attachments.restore(sent)
 
     @on(ToolsOpened)
     def _tools_opened(self, message: ToolsOpened) -> None:
@@ -240,7 +209,7 @@ class ChatScreen(Screen[None]):
         self.host.close()
         self.tools.close()
 
-    # --- the open chat's actions ---------------------------------------------------------------
+    # --- the open chat's actions ------------------------------------------------------------------
 
     def action_stop(self) -> None:
         """Stop the reply being written (saved as stopped), or cancel an edit (Ctrl+L)."""
@@ -319,7 +288,7 @@ class ChatScreen(Screen[None]):
         """Focus the message `step` places from the focused one; past the newest, the input."""
         copying.focus_message(self, step)
 
-    # --- the saved chats (the sidebar's) -------------------------------------------------------
+    # --- the saved chats (the sidebar's) ----------------------------------------------------------
 
     @reports_history_errors(N_("Cannot list the chats"))
     def action_toggle_sidebar(self) -> None:
@@ -371,7 +340,7 @@ class ChatScreen(Screen[None]):
         await self.open_chat(None)
         self.notify(_("Chat deleted."), timeout=2)
 
-    # --- what the screen shows -----------------------------------------------------------------
+    # --- what the screen shows --------------------------------------------------------------------
 
     async def render_chat(self) -> None:
         """Show the open chat: its messages, its effort and its last reply's figures."""
@@ -422,7 +391,7 @@ class ChatScreen(Screen[None]):
         self.history_error = error
         self.notify(str(error), title=title, severity="error", timeout=30, markup=False)
 
-    # --- the model (the banner's) --------------------------------------------------------------
+    # --- the model (the banner's) -----------------------------------------------------------------
 
     def action_choose_model(self) -> None:
         """Open the set-up screen again (F9); starting there replaces the loaded model (with
