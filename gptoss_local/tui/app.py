@@ -139,7 +139,8 @@ def make_app(
         warnings = ready.warnings
     generation = generation or GenerationSettings()
     state = ChatState(history, chat_id, effort or generation.effort)
-    services = ChatServices(history, state, generation, backend_factory, setup, name,
-                            vram if vram is not None else VramMonitor(), warnings,
-                            tools or ChatTools(), context_policy)  # fmt: skip
+    services = ChatServices(history, state, generation, backend_factory, setup=setup,
+                            model_name=name, vram=vram if vram is not None else VramMonitor(),
+                            warnings=warnings, tools=tools or ChatTools(),
+                            context_policy=context_policy)  # fmt: skip
     return ChatApp(services)
