@@ -17,6 +17,7 @@ from textual.screen import Screen
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.chat.chat_state import ChatState
 from gptoss_local.chat.model_host import Opener
+from gptoss_local.chat.services import ChatServices
 from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.i18n import _
@@ -40,26 +41,9 @@ class ChatApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = app_bindings()
     COMMANDS = App.COMMANDS | {ActionCommands}  # Textual's own (theme, keys, quit) and ours
 
-    def __init__(
-        self,
-        history: History,
-        backend_factory: Opener | None,
-        generation: GenerationSettings,
-        effort: Effort,
-        chat_id: int | None,
-        setup: Preparation | None = None,
-        model_name: str = "the model",
-        *,
-        vram: VramMonitor | None = None,
-        warnings: tuple[str, ...] = (),
-        tools: ChatTools | None = None,
-        context_policy: ContextPolicy = "compact",
-    ) -> None:
+    def __init__(self, services: ChatServices) -> None:
         super().__init__()
-        self.chat_screen = ChatScreen(history, ChatState(history, chat_id, effort), generation,
-                                      backend_factory, setup=setup, model_name=model_name,
-                                      vram=vram, warnings=warnings, tools=tools,
-                                      context_policy=context_policy)  # fmt: skip
+        self.chat_screen = ChatScreen(services)
         self._interrupted = SecondPress()
         self._switch_interval = sys.getswitchinterval()
 
@@ -130,7 +114,7 @@ def make_app(
     tools: ChatTools | None = None,
     context_policy: ContextPolicy = "compact",
 ) -> ChatApp:
-    """Build the chat app from its services.
+    """Build the chat app from its settings and services (`ChatServices`, built once here).
 
     Args:
         history: The open chat history (shared with the worker threads).
@@ -154,6 +138,9 @@ def make_app(
         backend_factory, generation, name = ready.open, ready.generation, ready.model
         warnings = ready.warnings
     generation = generation or GenerationSettings()
-    return ChatApp(history, backend_factory, generation, effort or generation.effort, chat_id,
-                   setup, name, vram=vram if vram is not None else VramMonitor(),
-                   warnings=warnings, tools=tools, context_policy=context_policy)  # fmt: skip
+    state = ChatState(history, chat_id, effort or generation.effort)
+    services = ChatServices(history, state, generation, backend_factory, setup=setup,
+                            model_name=name, vram=vram if vram is not None else VramMonitor(),
+                            warnings=warnings, tools=tools or ChatTools(),
+                            context_policy=context_policy)  # fmt: skip
+    return ChatApp(services)

@@ -1,12 +1,12 @@
 """The chat screen: the log of messages, the input, the status bar, and one reply at a time.
 
-The engine runs in a thread worker (`pump.run_reply`) and talks to the screen only by posting
-messages; the UI thread owns every widget. Stopping sets a `threading.Event` the backend checks
-between tokens, so the partial reply is kept and saved as "stopped". The input box is emptied
-only once a message is saved and its reply started: if the history fails, the text stays there.
+The reply's life (saved, written on a thread worker, its tool calls, how it ended) is
+`reply_flow.ReplyFlow`'s; the engine's worker talks to the screen only by posting messages, and
+the screen hands them to the flow in the order they came. The input box is emptied only once a
+message is saved and its reply started: if the history fails, the text stays there.
 
-The services are plain objects (`gptoss_local.chat`): which chat is open (`ChatState`), the
-model (`ModelHost`, which the loading banner holds and loads) and the prefill while the user
+The services are plain objects (`chat.services.ChatServices`): which chat is open (`ChatState`),
+the model (`ModelHost`, which the loading banner holds and loads) and the prefill while the user
 types (`PrefillWarmer`); their threads are workers, and they report back through messages. The
 widgets own what they show: the log the reply being written (each turn's view its tool calls
 and their approval), the sidebar the saved chats, the status bar live VRAM. The screen owns
@@ -15,40 +15,27 @@ which chat is open and the model's settings, and hears the widgets' outcomes as 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import ClassVar
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from gptoss_local.attachments import AttachmentRefused
-from gptoss_local.backends.base import GenerationSettings
-from gptoss_local.chat.chat_state import ChatState
-from gptoss_local.chat.context_keeper import Compacting, ContextKeeper
-from gptoss_local.chat.model_host import Held, Opener
-from gptoss_local.chat.tool_host import ChatTools, ToolHost
+from gptoss_local.chat.model_host import Held
+from gptoss_local.chat.services import ChatServices
+from gptoss_local.chat.tool_host import ToolHost
 from gptoss_local.chat.warmer import PrefillWarmer
-from gptoss_local.conversation import Conversation
-from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.i18n import N_, _
-from gptoss_local.kinds import ContextPolicy, effort_word
-from gptoss_local.launch.preparation import Preparation
+from gptoss_local.kinds import effort_word
 from gptoss_local.session.errors import HistoryError
-from gptoss_local.session.history import History
-from gptoss_local.session.records import Compaction, StoredMessage
-from gptoss_local.tools import HistoryRecorder, ToolLoop
+from gptoss_local.session.records import StoredMessage
 from gptoss_local.tui import copying, exporting
 from gptoss_local.tui.actions import chat_bindings
-from gptoss_local.tui.approval import asker
-from gptoss_local.tui.attaching import Attacher, attach_room
-from gptoss_local.tui.attachment_widgets import AttachmentChips, AttachmentList
-from gptoss_local.tui.compaction_view import marker_title
-from gptoss_local.tui.file_picker import FilePickerScreen
+from gptoss_local.tui.attachment_bar import AttachmentBar
+from gptoss_local.tui.attachment_widgets import AttachmentChips
 from gptoss_local.tui.history_errors import reports_history_errors
 from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.mention_menu import MentionCompleter, MentionMenu
@@ -69,79 +56,55 @@ from gptoss_local.tui.messages import (
     ToolsOpened,
 )
 from gptoss_local.tui.modals import InstructionsScreen
-from gptoss_local.tui.pump import run_reply, with_effort
-from gptoss_local.tui.reply_view import end_note
+from gptoss_local.tui.pump import with_effort
+from gptoss_local.tui.reply_flow import ReplyFlow, Report
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
-from gptoss_local.tui.widgets import ChatInput, ChatLog, UserMessage
+from gptoss_local.tui.widgets import ChatInput, ChatLog
 
 
 class ChatScreen(Screen[None]):
     """The chat, with its bindings (`actions.ACTIONS`) and the services it drives.
 
     Args:
-        history: The open chat history (shared with the worker threads).
-        state: Which chat is open, and its effort.
-        generation: Sampling settings; the effort in them is replaced by the chat's.
-        opener: Makes the backend on a worker; None until the first-run screen gives one.
-        setup: Asks the first-run questions (and again on F9); None with a fixed opener.
-        model_name: What the loading banner calls the model.
-        vram: Reads VRAM use for the status bar; None shows none.
-        warnings: What the plan warned about, shown once when the chat opens.
-        tools: The tools the model may call (default: none).
-        context_policy: What a chat does when its prompt would leave the reply too little
-            room (`chat.context_budget`).
+        services: What the chat runs on (`chat.services.ChatServices`).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = chat_bindings()
 
-    def __init__(
-        self,
-        history: History,
-        state: ChatState,
-        generation: GenerationSettings,
-        opener: Opener | None,
-        *,
-        setup: Preparation | None = None,
-        model_name: str = "the model",
-        vram: VramMonitor | None = None,
-        warnings: tuple[str, ...] = (),
-        tools: ChatTools | None = None,
-        context_policy: ContextPolicy = "compact",
-    ) -> None:
+    def __init__(self, services: ChatServices) -> None:
         super().__init__()
-        self.context_policy = context_policy
-        self.history, self.state, self.generation = history, state, generation
+        self.services = services
+        self.history, self.state = services.history, services.state
+        self.generation = services.generation  # replaced when F9 loads another model
         self.history_error: HistoryError | None = None  # see `history_failed`
-        self.warnings = warnings
         self.input = ChatInput(id="input", soft_wrap=True, show_line_numbers=False)
         self.chat_log = ChatLog(id="log")
-        self.sidebar = Sidebar(history, id="sidebar")
-        self.banner = LoadingBanner(opener, model_name, setup, id="loading")
+        self.sidebar = Sidebar(self.history, id="sidebar")
+        self.banner = LoadingBanner(services.opener, services.model_name, services.setup,
+                                    id="loading")  # fmt: skip
         self.host = self.banner.host
-        self.warmer = PrefillWarmer(self._warm_in_worker)
-        self.tools = ToolHost(tools or ChatTools(), self._tools_in_worker)
+        self.warmer = PrefillWarmer(self._in_worker("warm"))
+        self.tools = ToolHost(services.tools, self._in_worker("tools"))
         self.tools_ready = False  # set when the screen has heard so (`ToolsOpened`)
-        self.status = StatusBar(state.effort, vram)
-        self.root = Path.cwd()  # where `@` paths and the file picker start
-        self.chips = AttachmentChips(id="chips")
+        self.status = StatusBar(self.state.effort, services.vram)
+        self.attachments = AttachmentBar(self, services, self.status, lambda: self.host.backend)
         self.mentions = MentionMenu(id="mentions")
-        self.input.completer = MentionCompleter(self.input, self.mentions, self.root)
-        self.attacher = Attacher(self.root, self.chips, lambda: self.host.backend, self._room)
-        self._cancel: threading.Event | None = None  # of the reply being written
+        self.input.completer = MentionCompleter(self.input, self.mentions, services.root)
+        self.reply = ReplyFlow(self, services, self._in_worker("reply"))
         self._sent: list[str] = []  # the messages sent in this session, for input history
 
     @property
     def busy(self) -> bool:
         """Whether a reply is being written."""
-        return self.chat_log.live is not None
+        return self.reply.busy
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield self.sidebar
         yield self.banner
         yield self.chat_log
-        yield self.chips
+        yield self.attachments.chips
         yield self.input
         yield self.mentions
         yield self.status
@@ -154,17 +117,19 @@ class ChatScreen(Screen[None]):
         self.tools.open(lambda problems: self.post_message(ToolsOpened(problems)))
         if not self.banner.needs_first_run:  # else the app has asked (`ChatApp`)
             self.banner.load()
-        for warning in self.warnings:  # what the plan warned about, without hiding the chat
+        for warning in self.services.warnings:  # what the plan warned of, without hiding the chat
             self.notify(warning, title=_("About the plan"), severity="warning", timeout=12,
                         markup=False)  # fmt: skip
 
-    def _warm_in_worker(self, prefill: Callable[[], None]) -> None:
-        self.run_worker(prefill, thread=True, group="warm", exit_on_error=False)
+    def _in_worker(self, group: str) -> Callable[[Callable[[], None]], None]:
+        """Runs work on a thread worker of this screen, in `group`."""
 
-    def _tools_in_worker(self, build: Callable[[], None]) -> None:
-        self.run_worker(build, thread=True, group="tools", exit_on_error=False)
+        def run(work: Callable[[], None]) -> None:
+            self.run_worker(work, thread=True, group=group, exit_on_error=False)
 
-    # --- sending and streaming -----------------------------------------------------------------
+        return run
+
+    # --- sending ----------------------------------------------------------------------------------
 
     @on(ChatInput.Submitted)
     async def _send(self, message: ChatInput.Submitted) -> None:
@@ -176,152 +141,50 @@ class ChatScreen(Screen[None]):
             return
         if self.banner.hold(self._held(text)):  # the model failed to load: it tries again
             return
-        try:
-            attachments = self.attacher.for_message(text)
-        except AttachmentRefused as exc:  # the text and the chips stay, to fix and send again
-            self.notify(str(exc), title=_("Cannot attach"), severity="error", timeout=15,
-                        markup=False)  # fmt: skip
+        attachments = self.attachments.for_message(text)
+        if attachments is None:  # refused: the text and the chips stay, to fix and send again
             return
-        try:
-            if self.state.drop_edited():  # the old message and what followed go now
-                await self.render_chat()
-            chat_id = self.state.add_user_message(text, self.status.info, attachments)
-            sent = self.state.sent
-            await self.chat_log.mount(UserMessage(text, sent.seq if sent else None))
-            if attachments:
-                await self.chat_log.mount(AttachmentList(attachments))
-            self.show_status()  # the chat's title comes from its first message
-            if self.sidebar.display:
-                self.sidebar.list_chats(chat_id)  # a new chat, or this one moved to the top
-        except HistoryError as exc:  # the text stays in the box, to send again or keep at exit
-            self.history_failed(exc, _("Cannot save the message"))
-            return
-        if not await self.start_reply(chat_id):
-            return  # saved, but the history failed: the box keeps the text all the same
+        if not await self.reply.send(text, attachments):
+            return  # the box keeps the text, to send again or keep at exit
         self.input.clear()
-        self.chips.clear()
+        self.attachments.clear()
         self.input.remember(text)
         self._sent.append(text)
 
-    # --- attachments ---------------------------------------------------------------------------
-
-    def _room(self) -> int | None:
-        status = self.status
-        return attach_room(status.info, status.stats, self.state.effort, self.context_policy,
-                           self.chips.total_tokens)  # fmt: skip
+    # --- attachments ------------------------------------------------------------------------------
 
     def action_attach_file(self) -> None:
         """Pick a file or folder to attach to the next message."""
-        self.app.push_screen(FilePickerScreen(self.root), self._picked)
-
-    def _picked(self, path: Path | None) -> None:
-        if path is not None:
-            self._attach_in_worker(path)
-
-    @work(thread=True, group="attach", exit_on_error=False)
-    def _attach_in_worker(self, path: Path) -> None:
-        """Read a picked file off the UI thread (a PDF or a folder takes a moment)."""
-        try:
-            attached = self.attacher.read(path)
-        except AttachmentRefused as exc:
-            self.app.call_from_thread(self.notify, str(exc), title=_("Cannot attach"),
-                                      severity="error", timeout=15, markup=False)  # fmt: skip
-            return
-        self.app.call_from_thread(self.chips.add, attached)
+        self.attachments.pick()
 
     @on(AttachmentChips.Changed)
     def _chips_changed(self, message: AttachmentChips.Changed) -> None:
         if not message.attachments:  # the last chip removed: back to typing
             self.input.focus()
 
-    async def start_reply(self, chat_id: int) -> bool:
-        """Start the reply worker; False when the history failed (shown and remembered)."""
-        self.warmer.stop()  # the reply's worker waits for the backend until it has stopped
-        try:
-            conversation, reply_id = self.state.begin_reply(chat_id)
-        except HistoryError as exc:
-            self.history_failed(exc, _("Cannot start the reply"))
-            return False
-        await self.chat_log.new_turn()
-        self._cancel = cancel = threading.Event()
-        settings = with_effort(self.generation, self.state.effort)
-        recorder = HistoryRecorder(self.history, chat_id, reply_id, effort=self.state.effort)
-        keeper = ContextKeeper(self.history, chat_id, self.context_policy, self._report)
+    # --- the reply (the flow's) -------------------------------------------------------------------
 
-        def loop() -> ToolLoop:  # on the worker: waits for the model and the tools
-            backend = self.host.get()
-            registry = self.tools.for_chat(chat_id, cancel)
-            approvals = self.tools.approvals(chat_id, asker(self.post_message, cancel))
-            return ToolLoop(backend, registry, approvals, max_calls=self.tools.tools.max_calls)
-
-        self._generate(loop, recorder, conversation, settings, cancel, keeper)
-        return True
-
-    @work(thread=True, group="reply", exit_on_error=False)
-    def _generate(
-        self,
-        loop: Callable[[], ToolLoop],
-        recorder: HistoryRecorder,
-        conversation: Conversation,
-        settings: GenerationSettings,
-        cancel: threading.Event,
-        keeper: ContextKeeper,
-    ) -> None:
-        run_reply(loop, recorder, conversation, settings, cancel, self.post_message, keeper)
-
-    def _report(self, event: Compacting | Compaction) -> None:  # on the reply's worker
-        self.post_message(CompactionReported(event))
-
-    @on(CompactionReported)
-    async def _compaction(self, message: CompactionReported) -> None:
-        if isinstance(message.event, Compacting):
-            await self.chat_log.show_compacting(message.event.messages)
-            return
-        await self.chat_log.show_compaction(message.event)
-        self.notify(marker_title(message.event), title=_("The chat was compacted"), timeout=8,
-                    markup=False)  # fmt: skip
-
-    @on(ContextRefused)
-    async def _refused(self, message: ContextRefused) -> None:
-        """The message did not fit: it leaves the chat and goes back to the input box."""
-        self._cancel = None
-        await self.chat_log.drop_live()
-        try:
-            sent = self.state.take_back_sent()
-            await self.render_chat()
-        except HistoryError as exc:
-            self.history_failed(exc, _("Cannot take back the message"))
-            return
-        if sent is not None and not self.input.text.strip():
-            self.input.begin_edit(sent.content)
-            self.restore_attachments(sent)
-        hint = _("Load the model with a larger context (F9), attach less, or start a new chat "
-                 "(Ctrl+N).")  # fmt: skip
-        self.notify(f"{message.error}\n{hint}", title=_("The message was not sent"),
-                    severity="error", timeout=20, markup=False)  # fmt: skip
-        self.warm_up()
-
-    def restore_attachments(self, sent: StoredMessage) -> None:
-        """Put a taken-back message's files back with the input box (to send again)."""
-        for attached in sent.attachments:
-            self.chips.add(attached)
-
-    # What the worker reports goes to the log in the order it came (one queue: this screen's).
     @on(ReplyStreamed)
-    async def _streamed(self, message: ReplyStreamed) -> None:
-        await self.chat_log.add(message.reasoning, message.answer)
-
     @on(ReplyContinued)
-    async def _continued(self, _message: ReplyContinued) -> None:
-        await self.chat_log.new_turn()
-
     @on(ToolCallReported)
-    async def _tool_step(self, message: ToolCallReported) -> None:
-        await self.chat_log.show_step(message.step)
-
     @on(ToolApprovalAsked)
-    def _approval_asked(self, message: ToolApprovalAsked) -> None:
-        self.chat_log.ask(message)
+    @on(CompactionReported)
+    @on(ContextRefused)
+    @on(ReplyFailed)
+    async def _reply_reported(self, message: Report) -> None:
+        """What the reply's worker reports goes to the flow in the order it came."""
+        await self.reply.hear(message)
+
+    @on(ReplyFinished)
+    async def reply_finished(self, message: ReplyFinished) -> None:
+        """Show how the reply ended and its figures; prefill for the next message."""
+        await self.reply.finished(message)
+
+    def take_back(self, sent: StoredMessage) -> None:
+        """A message that did not fit goes back to the box with its files, if the box is empty."""
+        if not self.input.text.strip():
+            self.input.begin_edit(sent.content)
+            self.attachments.restore(sent)
 
     @on(ToolsOpened)
     def _tools_opened(self, message: ToolsOpened) -> None:
@@ -331,37 +194,11 @@ class ChatScreen(Screen[None]):
         self.tools_ready = True
         self.warm_up()
 
-    @on(ReplyFinished)
-    async def reply_finished(self, message: ReplyFinished) -> None:
-        """Show how the reply ended and its figures; prefill for the next message."""
-        self._cancel = None
-        note = end_note(message.stopped, message.ended, message.stats)
-        await self.chat_log.end_reply(note, message.citations)
-        if not self.status.is_attached:  # stopped by quitting: the widgets are already gone
-            return
-        self.status.stats = message.stats
-        if message.stats is not None and message.stats.stop_reason == "context_full":
-            self.notify(_("The context is full: F9 chooses a larger context, Ctrl+N starts a "
-                          "new chat."), severity="warning")  # fmt: skip
-        self.warm_up()
-
-    @on(ReplyFailed)
-    async def _failed(self, message: ReplyFailed) -> None:
-        self._cancel = None
-        await self.chat_log.end_reply(_("failed: {error}").format(error=message.error))
-        if message.history_error is not None:
-            self.history_failed(message.history_error, _("Cannot save the reply"))
-        else:
-            self.notify(message.error, title=_("The model failed"), severity="error", timeout=10,
-                        markup=False)  # fmt: skip
-        self.warm_up()
-
     def stop(self) -> bool:
         """Stop the reply being written (it is saved as stopped) and the prefill, as the app
         quits; whether a reply was being written."""
         busy = self.busy
-        if self._cancel is not None:
-            self._cancel.set()
+        self.reply.cancel()
         self.warmer.stop()
         return busy
 
@@ -372,13 +209,13 @@ class ChatScreen(Screen[None]):
         self.host.close()
         self.tools.close()
 
-    # --- the open chat's actions ---------------------------------------------------------------
+    # --- the open chat's actions ------------------------------------------------------------------
 
     def action_stop(self) -> None:
         """Stop the reply being written (saved as stopped), or cancel an edit (Ctrl+L)."""
-        if self._cancel is not None:
-            self._cancel.set()
-        elif self.state.cancel_edit():
+        if self.reply.cancel():
+            return
+        if self.state.cancel_edit():
             self.input.clear()
             self.notify(_("Edit cancelled: your message and its reply are kept."), timeout=3)
 
@@ -409,7 +246,7 @@ class ChatScreen(Screen[None]):
             return
         if dropped:
             await self.render_chat()
-        await self.start_reply(chat_id)
+        await self.reply.start(chat_id)
 
     @reports_history_errors(N_("Cannot edit the last message"))
     def action_edit_last(self) -> None:
@@ -451,7 +288,7 @@ class ChatScreen(Screen[None]):
         """Focus the message `step` places from the focused one; past the newest, the input."""
         copying.focus_message(self, step)
 
-    # --- the saved chats (the sidebar's) -------------------------------------------------------
+    # --- the saved chats (the sidebar's) ----------------------------------------------------------
 
     @reports_history_errors(N_("Cannot list the chats"))
     def action_toggle_sidebar(self) -> None:
@@ -503,7 +340,7 @@ class ChatScreen(Screen[None]):
         await self.open_chat(None)
         self.notify(_("Chat deleted."), timeout=2)
 
-    # --- what the screen shows -----------------------------------------------------------------
+    # --- what the screen shows --------------------------------------------------------------------
 
     async def render_chat(self) -> None:
         """Show the open chat: its messages, its effort and its last reply's figures."""
@@ -554,7 +391,7 @@ class ChatScreen(Screen[None]):
         self.history_error = error
         self.notify(str(error), title=title, severity="error", timeout=30, markup=False)
 
-    # --- the model (the banner's) --------------------------------------------------------------
+    # --- the model (the banner's) -----------------------------------------------------------------
 
     def action_choose_model(self) -> None:
         """Open the set-up screen again (F9); starting there replaces the loaded model (with
