@@ -49,6 +49,7 @@ def _random_texts(count: int, seed: int) -> list[str]:
 def _corpus() -> list[str]:
     """Normal text: this project's source and docs, and Harmony prompts."""
     files = [*sorted(REPO.glob("gptoss_local/backends/**/*.py"))[:12], REPO / "README.md"]
+    files += [REPO / "docs" / "serve.md", REPO / "docs" / "tools.md"]  # README's reference parts
     texts = [f.read_text(encoding="utf-8") for f in files]
     conversation = [Message("user", "Wie geht's? Ça va, 你好！ 1234567 x'll"),
                     Message("assistant", "Fine.\n\n```py\nprint('hi')\n```")]  # fmt: skip
