@@ -69,11 +69,6 @@ class GenerationSettings:
             if token < 0 or not (math.isfinite(bias) and -100 <= bias <= 100):
                 raise ValueError(f"logit_bias: token {token} with bias {bias} is out of range")
 
-    @property
-    def penalised(self) -> bool:
-        """Whether a penalty or bias is asked for."""
-        return bool(self.frequency_penalty or self.presence_penalty or self.logit_bias)
-
 
 @dataclass(frozen=True)
 class ResponseFormat:

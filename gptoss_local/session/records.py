@@ -21,7 +21,6 @@ from gptoss_local.kinds import EFFORTS, Effort
 
 Role = Literal["user", "assistant", "tool"]
 Status = Literal["complete", "partial", "stopped", "failed"]
-STATUSES: tuple[str, ...] = ("complete", "partial", "stopped", "failed")
 _STATS_FIELDS = frozenset(field.name for field in dataclasses.fields(Stats))
 
 
