@@ -39,6 +39,13 @@ def wish_arguments(parser: argparse.ArgumentParser, backend: bool = True) -> Non
     )  # fmt: skip
 
 
+def model_arguments(parser: argparse.ArgumentParser, backends: tuple[str, ...]) -> None:
+    """The wishes and what to load with which engine (one of `backends`): the options of the
+    commands that load a model to talk to (`run`, `serve`, `codex`)."""
+    wish_arguments(parser, backend=False)  # model_source_arguments adds its own --backend
+    model_source_arguments(parser, backends)
+
+
 def model_source_arguments(parser: argparse.ArgumentParser, backends: tuple[str, ...]) -> None:
     """What to load and with which engine: the options `run`, `chat`, `serve` and `codex`
     share."""
