@@ -89,3 +89,20 @@ def client_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-http", action="store_true",
         help=_("with --backend openai: allow plain http:// beyond this PC and its local network"),
     )  # fmt: skip
+
+
+def json_argument(
+    parser: argparse.ArgumentParser, on_subcommand: bool = False, text: str | None = None
+) -> None:
+    """`--json`: print one JSON document (or what `text` says). On a subcommand
+    (`on_subcommand`) it has no default, so that the subcommand's does not overwrite the
+    command's own (`tools --json list`)."""
+    parser.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS if on_subcommand else False,
+        help=text or _("print one JSON document"),
+    )  # fmt: skip
+
+
+def quiet_argument(parser: argparse.ArgumentParser) -> None:
+    """`--quiet`, `-q`: no progress bar."""
+    parser.add_argument("--quiet", "-q", action="store_true", help=_("no progress bar"))
