@@ -9,11 +9,13 @@ types are imported from the conversation module, not from the format or the back
 engine is a folder under backends/ that imports none of the others, and the rest of the package
 reaches into one only through the few modules `DOORS` names (the engine registry in `launch/`
 opens them); the JSON-schema checks that serve and `run` share sit below them in `schemas/`.
+And docs/architecture.md names every module of the package, so the page stays true to the code.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,3 +340,23 @@ def test_the_walk_sees_imports_where_they_are(
     monkeypatch.setitem(MODULES, "probe", fake)
     found = [imp.target for imp in imports_of("probe") if imp.target.startswith("gptoss_local")]
     assert found[: len(expected)] == expected and (expected or not found)
+
+
+def _unnamed_modules(text: str) -> list[str]:
+    """The package's module files (`__init__.py` aside) whose stem `text` never names as a word."""
+    return [
+        str(path.relative_to(PACKAGE))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.stem != "__init__" and not re.search(rf"(?<![\w.]){path.stem}\b", text)
+    ]
+
+
+def test_the_architecture_page_names_every_module() -> None:
+    text = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert _unnamed_modules(text) == []
+
+
+def test_the_module_check_sees_a_module_the_page_leaves_out() -> None:
+    unnamed = _unnamed_modules("cli.py, conversation (the messages), commands/run.py")
+    assert "cli.py" not in unnamed and "conversation.py" not in unnamed
+    assert "config.py" in unnamed and "events.py" in unnamed

@@ -5,6 +5,8 @@ card fit, cards left out with a reason, and `--gpus`."""
 from __future__ import annotations
 
 import itertools
+import struct
+from bisect import bisect_right
 from dataclasses import replace
 
 import pytest
@@ -23,6 +25,26 @@ GIB = 1 << 30
 def gpu(total_gib: int, name: str, used_mib: int = 600) -> FakeCard:
     """A card with its total VRAM and a desktop's worth in use."""
     return FakeCard(f"NVIDIA GeForce {name}", total_gib * 1024, total_gib * 1024 - used_mib)
+
+
+def layer_cards(tensor_split: tuple[float, ...], layers: int) -> list[int]:
+    """The card of each slot (the layers, then the output layer) as llama.cpp assigns them from
+    `tensor_split` with every layer offloaded (`load_tensors` in `llama-model.cpp`): running
+    sums normalised, then for slot `s` the first card whose sum is above `s / (layers + 1)`, all
+    in float32."""
+    sums, total = [], _f32(0.0)
+    for share in tensor_split:
+        total = _f32(total + _f32(share))
+        sums.append(total)
+    bounds = [_f32(value / total) for value in sums]
+    slots = layers + 1
+    return [bisect_right(bounds, _f32(_f32(slot) / slots)) for slot in range(slots)]
+
+
+def _f32(value: float) -> float:
+    """`value` rounded to float32, as C's float holds it (an operation on two float32 values
+    done in double and rounded once gives the float32 result)."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
 
 
 SETS = {
@@ -97,7 +119,7 @@ def test_every_cards_share_fits_that_card(cards, model, used, moved, least) -> N
     assert [c.output for c in p.cards] == [False] * (len(used) - 1) + [True]
     assert sum(c.experts_in_ram for c in p.cards) == p.cpu_moe_layers
     # What llama.cpp makes of the split is the plan's runs of layers.
-    slots = split.layer_cards(tuple(float(n) for n in p.tensor_split), spec.shape.layers)
+    slots = layer_cards(tuple(float(n) for n in p.tensor_split), spec.shape.layers)
     assert slots == [card for card, n in enumerate(p.tensor_split) for _ in range(n)]
     # The split is the most even there is: no other run of layers fills the fullest card less.
     best = fill(p, hw, spec, p.tensor_split, p.cpu_moe_layers)

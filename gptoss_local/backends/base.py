@@ -21,7 +21,7 @@ import math
 import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from gptoss_local.conversation import FUNCTIONS, Conversation
 from gptoss_local.errors import UserError
@@ -68,11 +68,6 @@ class GenerationSettings:
         for token, bias in self.logit_bias:
             if token < 0 or not (math.isfinite(bias) and -100 <= bias <= 100):
                 raise ValueError(f"logit_bias: token {token} with bias {bias} is out of range")
-
-    @property
-    def penalised(self) -> bool:
-        """Whether a penalty or bias is asked for."""
-        return bool(self.frequency_penalty or self.presence_penalty or self.logit_bias)
 
 
 @dataclass(frozen=True)
@@ -388,3 +383,26 @@ class Backend(Protocol):
     def close(self) -> None:
         """Free the model; the backend cannot be used afterwards."""
         ...
+
+
+class ServedElsewhere:
+    """What an engine whose model runs in another process (Ollama's daemon, a server reached
+    over HTTP) does for `Backend`'s ahead-of-time work: nothing, and it offers no tokenizer
+    (its `capabilities.prefill` and `capabilities.tokenizer` are False)."""
+
+    engine: ClassVar[str]  # the engine's name, as errors say it
+
+    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
+        """Nothing to do (`capabilities.prefill` is False)."""
+        return 0
+
+    def keep_conversations(self, max_bytes: int) -> None:
+        """Nothing to do: the server keeps its own caches."""
+
+    def count_prompt(self, request: ReplyRequest) -> int:
+        """Not offered: the server renders and tokenizes the prompt (`capabilities.tokenizer`)."""
+        raise no_tokenizer(self.engine)
+
+    def tokenize(self, text: str, special: bool = True) -> list[int]:
+        """Not offered: the engine's API has no tokenizer (`capabilities.tokenizer`)."""
+        raise no_tokenizer(self.engine)

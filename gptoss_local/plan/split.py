@@ -4,7 +4,7 @@ llama.cpp (split mode "layer", `llama-model.cpp` `load_tensors`) takes the layer
 output layer as `layers + 1` slots and gives slot `s` to the first card whose running share of
 `tensor_split` is above `s / (layers + 1)`, in float32: each card gets one run of whole slots,
 the output layer the last card's. A `tensor_split` of whole slot counts therefore places exactly
-those counts (`layer_cards` repeats llama.cpp's arithmetic, for the tests to hold the two
+those counts (tests/test_planner_gpus.py repeats llama.cpp's arithmetic to hold the two
 together). The input embedding never leaves the CPU.
 
 The slots are not worth the same: a layer whose experts stay in system RAM (the first
@@ -16,9 +16,6 @@ whole layers allow (the fraction the fullest card reaches is as small as it can 
 """
 
 from __future__ import annotations
-
-import struct
-from bisect import bisect_right
 
 from gptoss_local.catalog import ModelSpec
 from gptoss_local.plan.memory import CardLoads, Placement
@@ -66,22 +63,3 @@ def best_split(spec: ModelSpec, placement: Placement, budgets: tuple[int, ...]) 
         end = start
     counts.append(end)
     return tuple(reversed(counts))
-
-
-def layer_cards(tensor_split: tuple[float, ...], layers: int) -> list[int]:
-    """The card of each slot (the layers, then the output layer) as llama.cpp assigns them from
-    `tensor_split` with every layer offloaded: running sums normalised, then for slot `s` the
-    first card whose sum is above `s / (layers + 1)`, all in float32."""
-    sums, total = [], _f32(0.0)
-    for share in tensor_split:
-        total = _f32(total + _f32(share))
-        sums.append(total)
-    bounds = [_f32(value / total) for value in sums]
-    slots = layers + 1
-    return [bisect_right(bounds, _f32(_f32(slot) / slots)) for slot in range(slots)]
-
-
-def _f32(value: float) -> float:
-    """`value` rounded to float32, as C's float holds it (an operation on two float32 values
-    done in double and rounded once gives the float32 result)."""
-    return float(struct.unpack("f", struct.pack("f", value))[0])

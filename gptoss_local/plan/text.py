@@ -329,42 +329,34 @@ def _hardware_line(hardware: Hardware, gpus: tuple[Gpu, ...], plan_cards: int) -
 
 
 def _placement_line(plan: Plan, spec: ModelSpec, hardware: Hardware) -> str:
-    if plan.placement == "gpu":
-        return _(
+    # Each placement's sentence, filled from the same numbers of the plan.
+    sentences = {
+        "gpu": _(
             "{model} runs entirely on the GPU with a {context:,}-token context: about {vram} of "
             "VRAM of {budget} usable (free VRAM less a safety margin)."
-        ).format(
-            model=spec.name,
-            context=plan.context,
-            vram=gib(plan.est_vram),
-            budget=gib(plan.vram_budget),
-        )
-    if plan.placement == "gpu+ram":
-        return _(
+        ),
+        "gpu+ram": _(
             "{model} does not fit entirely in VRAM, so the experts of {moved} of {layers} layers "
             "({size}) stay in system RAM with a {context:,}-token context: about {vram} VRAM and "
             "{ram} RAM. The rest stays on the GPU; decode is slower than fully on the GPU."
-        ).format(
-            model=spec.name,
-            moved=plan.cpu_moe_layers,
-            layers=spec.shape.layers,
-            size=gib(plan.cpu_moe_layers * spec.shape.expert_layer_bytes),
-            context=plan.context,
-            vram=gib(plan.est_vram),
-            ram=gib(plan.est_ram),
-        )
-    if plan.placement == "cpu":
-        return _(
+        ),
+        "cpu": _(
             "{model} runs on the CPU from system RAM with a {context:,}-token context: about "
             "{ram} of {budget} usable RAM. Expect slow replies."
-        ).format(
-            model=spec.name,
-            context=plan.context,
-            ram=gib(plan.est_ram),
-            budget=gib(plan.ram_budget),
-        )
-    return _("Nothing fits on this machine with a {context:,}-token context.").format(
-        context=plan.context
+        ),
+    }
+    sentence = sentences.get(
+        plan.placement, _("Nothing fits on this machine with a {context:,}-token context.")
+    )
+    return sentence.format(
+        model=spec.name,
+        context=plan.context,
+        vram=gib(plan.est_vram),
+        ram=gib(plan.est_ram),
+        budget=gib(plan.ram_budget if plan.placement == "cpu" else plan.vram_budget),
+        moved=plan.cpu_moe_layers,
+        layers=spec.shape.layers,
+        size=gib(plan.cpu_moe_layers * spec.shape.expert_layer_bytes),
     )
 
 

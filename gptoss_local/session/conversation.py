@@ -44,8 +44,14 @@ def conversation_from(
 def conversation_entries(
     messages: Iterable[StoredMessage], compaction: Compaction | None = None
 ) -> list[tuple[int | None, Message]]:
-    """`conversation_messages` from where `compaction` starts the prompts, after its summary,
-    each with the `seq` of the stored message it comes from (None: the summary)."""
+    """The stored messages the model should see next time, from where `compaction` starts the
+    prompts, after its summary, each with the `seq` of the stored message it comes from (None:
+    the summary).
+
+    Failed replies are left out (the user saw an error, not an answer), and so are partial ones
+    with no text at all. A stopped or crash-interrupted reply keeps the text it had: the user
+    read it, and the model should know what it already said.
+    """
     start = compaction.before_seq if compaction is not None else None
     kept = [m for m in messages if start is None or m.seq >= start]
     entries: list[tuple[int | None, Message]] = []
@@ -56,16 +62,6 @@ def conversation_entries(
         if message is not None:
             entries.append((stored.seq, message))
     return entries
-
-
-def conversation_messages(messages: Iterable[StoredMessage]) -> list[Message]:
-    """The stored messages the model should see next time, as the conversation's messages.
-
-    Failed replies are left out (the user saw an error, not an answer), and so are partial ones
-    with no text at all. A stopped or crash-interrupted reply keeps the text it had: the user
-    read it, and the model should know what it already said.
-    """
-    return [message for message in map(_message, messages) if message is not None]
 
 
 def _message(stored: StoredMessage) -> Message | None:

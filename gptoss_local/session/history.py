@@ -179,10 +179,6 @@ class History(ReplyWriter):
         """Set the chat's instructions (its system prompt); None or "" removes them."""
         self._update_chat(chat_id, instructions=instructions or None)
 
-    def set_model(self, chat_id: int, model: str | None, backend: str | None) -> None:
-        """Record which model and backend the chat now talks to."""
-        self._update_chat(chat_id, model=model, backend=backend)
-
     def delete_chat(self, chat_id: int) -> None:
         """Delete a chat and all its messages.
 

@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from gptoss_local.attachments.model import AttachedFile, Kind
 from gptoss_local.backends.base import Stats
@@ -21,7 +21,7 @@ from gptoss_local.kinds import EFFORTS, Effort
 
 Role = Literal["user", "assistant", "tool"]
 Status = Literal["complete", "partial", "stopped", "failed"]
-STATUSES: tuple[str, ...] = ("complete", "partial", "stopped", "failed")
+_Record = TypeVar("_Record", "Chat", "StoredMessage", "Compaction")
 _STATS_FIELDS = frozenset(field.name for field in dataclasses.fields(Stats))
 
 
@@ -88,17 +88,7 @@ class Compaction:
 
 def compaction_from_row(row: sqlite3.Row) -> Compaction:
     """A `Compaction` from a row of ``compactions``."""
-    return Compaction(
-        id=row["id"],
-        chat_id=row["chat_id"],
-        before_seq=row["before_seq"],
-        summary=row["summary"],
-        messages_left_out=row["messages_left_out"],
-        prompt_tokens_before=row["prompt_tokens_before"],
-        summary_tokens=row["summary_tokens"],
-        seconds=row["seconds"],
-        created_at=dt.datetime.fromisoformat(row["created_at"]),
-    )
+    return _from_row(Compaction, row)
 
 
 def attached_from_row(row: sqlite3.Row) -> AttachedFile:
@@ -124,37 +114,29 @@ def time_text(when: dt.datetime) -> str:
 
 def chat_from_row(row: sqlite3.Row) -> Chat:
     """A `Chat` from a row of ``chats`` plus a ``message_count`` column."""
-    return Chat(
-        id=row["id"],
-        title=row["title"],
-        created_at=dt.datetime.fromisoformat(row["created_at"]),
-        updated_at=dt.datetime.fromisoformat(row["updated_at"]),
-        effort=as_effort(row["effort"]),
-        instructions=row["instructions"],
-        model=row["model"],
-        backend=row["backend"],
-        message_count=row["message_count"],
-    )
+    return _from_row(Chat, row, effort=as_effort(row["effort"]))
 
 
 def message_from_row(row: sqlite3.Row) -> StoredMessage:
     """A `StoredMessage` from a row of ``messages``."""
-    return StoredMessage(
-        id=row["id"],
-        chat_id=row["chat_id"],
-        seq=row["seq"],
-        role=row["role"],
-        content=row["content"],
-        reasoning=row["reasoning"],
+    return _from_row(
+        StoredMessage,
+        row,
         tool_calls=calls_from_json(row["tool_calls"]),
-        tool_name=row["tool_name"],
-        status=row["status"],
         stats=stats_from_json(row["stats"]),
-        effort=row["effort"],
-        created_at=dt.datetime.fromisoformat(row["created_at"]),
-        updated_at=dt.datetime.fromisoformat(row["updated_at"]),
-        error=row["error"],
     )
+
+
+def _from_row(kind: type[_Record], row: sqlite3.Row, **converted: Any) -> _Record:
+    """A `kind` whose fields are the row's columns of the same names (the times read back
+    as datetimes), but for the values `converted` gives; a field with a default may have
+    no column."""
+    columns = set(row.keys())
+    values = {f.name: row[f.name] for f in dataclasses.fields(kind) if f.name in columns}
+    for name in ("created_at", "updated_at"):
+        if name in values:
+            values[name] = dt.datetime.fromisoformat(values[name])
+    return kind(**(values | converted))
 
 
 def stats_to_json(stats: Stats | None) -> str | None:

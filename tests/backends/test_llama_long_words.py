@@ -9,6 +9,7 @@ import random
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from gptoss_local.backends.llamacpp.token_chunks import (
     TokenizeCancelled,
     on_big_stack,
     pieces,
-    tokenize_in_pieces,
+    tokenize_reusing,
 )
 from gptoss_local.conversation import Conversation, Message
 from gptoss_local.harmony import render_prompt
@@ -31,6 +32,17 @@ REPO = Path(__file__).parents[2]
 # 20,000 letters passed before; 30,000 overflowed llama.cpp's stack. "the" is one token of the
 # synthetic vocabulary, so the word fits a tiny model's context.
 LONG_WORD = "the" * 10_000
+
+
+def tokenize_in_pieces(
+    text: str,
+    special: bool,
+    tokenize: Callable[[str, bool], list[int]],
+    cancel: threading.Event | None = None,
+    limit: int | None = None,
+) -> list[int]:
+    """Tokens of `text` as the backend tokenizes a prompt with nothing earlier to reuse."""
+    return tokenize_reusing(text, special, tokenize, (), cancel, limit).tokens.tolist()
 
 
 def _alphabet() -> list[str]:

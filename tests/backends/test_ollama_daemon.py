@@ -53,7 +53,7 @@ def test_a_running_server_is_adopted_and_left_running(program: Path) -> None:
         notices: list[str] = []
         daemon = OllamaDaemon(notices.append, host=f"127.0.0.1:{port}")
         assert daemon.ensure() == f"http://127.0.0.1:{port}"
-        assert not daemon.owned and daemon.version == "0.12.3"
+        assert daemon.process is None and daemon.version == "0.12.3"
         assert "already running" in notices[0]
         daemon.stop()
         assert theirs.poll() is None and probe("127.0.0.1", port).kind == "ollama"
@@ -76,7 +76,7 @@ def test_an_old_installed_binary_is_refused_and_stopped(
     daemon = OllamaDaemon()
     with pytest.raises(BackendError, match=r"0\.10\.1") as caught:
         daemon.ensure()
-    assert caught.value.kind == "ollama_too_old" and not daemon.owned
+    assert caught.value.kind == "ollama_too_old" and daemon.process is None
 
 
 @pytest.mark.parametrize("listener", [foreign_http, not_http])
@@ -88,7 +88,7 @@ def test_a_port_held_by_something_else_is_named_and_left_alone(program: Path, li
         daemon = OllamaDaemon(notices.append, host=f"127.0.0.1:{port}")
         try:
             url = daemon.ensure()
-            assert daemon.owned and url != f"http://127.0.0.1:{port}"
+            assert daemon.process is not None and url != f"http://127.0.0.1:{port}"
             assert "not Ollama" in notices[0] and "leaving it alone" in notices[0]
         finally:
             daemon.stop()
@@ -98,7 +98,11 @@ def test_a_port_held_by_something_else_is_named_and_left_alone(program: Path, li
 def test_we_start_a_daemon_log_to_our_folder_and_stop_it(program: Path) -> None:
     daemon = OllamaDaemon()
     url = daemon.ensure()
-    assert daemon.owned and daemon.version == "0.12.3" and url.startswith("http://127.0.0.1:")
+    assert (
+        daemon.process is not None
+        and daemon.version == "0.12.3"
+        and url.startswith("http://127.0.0.1:")
+    )
     assert daemon.process is not None
     pid = daemon.process.pid
     assert os.getpgid(pid) == pid  # its own process group
@@ -136,7 +140,7 @@ def test_a_daemon_that_never_answers_times_out_and_is_stopped(
     assert "did not answer" in str(caught.value) and "waiting for GPU discovery" in str(
         caught.value
     )
-    assert gone(spawned[0]) and not daemon.owned
+    assert gone(spawned[0]) and daemon.process is None
 
 
 OWNER = textwrap.dedent(

@@ -34,14 +34,13 @@ def test_create_get_and_update_a_chat(history: History) -> None:
     history.rename_chat(chat.id, "Holiday plans")
     history.set_effort(chat.id, "low")
     history.set_instructions(chat.id, "Answer in French.")
-    history.set_model(chat.id, "gpt-oss-120b", "ollama")
     again = history.get_chat(chat.id)
     assert (again.title, again.effort, again.instructions) == (
         "Holiday plans",
         "low",
         "Answer in French.",
     )
-    assert (again.model, again.backend) == ("gpt-oss-120b", "ollama")
+    assert (again.model, again.backend) == ("gpt-oss-20b", "llamacpp")
     assert again.updated_at > chat.updated_at
     history.set_instructions(chat.id, "")
     assert history.get_chat(chat.id).instructions is None

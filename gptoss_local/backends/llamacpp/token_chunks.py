@@ -93,22 +93,6 @@ def _forced_cut(text: str, at: int) -> int:
     return at
 
 
-def tokenize_in_pieces(
-    text: str,
-    special: bool,
-    tokenize: Callable[[str, bool], list[int]],
-    cancel: threading.Event | None = None,
-    limit: int | None = None,
-) -> list[int]:
-    """Tokens of `text`, through `tokenize` one piece at a time; only the first pieces once
-    there are `limit` tokens or more (the rest could not be used anyway).
-
-    Raises:
-        TokenizeCancelled: `cancel` was set between two pieces.
-    """
-    return tokenize_reusing(text, special, tokenize, (), cancel, limit).tokens.tolist()
-
-
 @dataclass
 class Tokenized:
     """A text's tokens and where its pieces ended, as (characters, tokens) so far: a later
@@ -139,8 +123,10 @@ def tokenize_reusing(
     cancel: threading.Event | None = None,
     limit: int | None = None,
 ) -> Tokenized:
-    """`text` tokenized as `tokenize_in_pieces` does, taking what one of `earlier` texts
-    shares with it from that text's tokens (a chat's next prompt repeats the last one).
+    """Tokens of `text`, through `tokenize` one piece at a time (only the first pieces once
+    there are `limit` tokens or more: the rest could not be used anyway), taking what one of
+    `earlier` texts shares with it from that text's tokens (a chat's next prompt repeats the
+    last one).
 
     Raises:
         TokenizeCancelled: `cancel` was set between two pieces.

@@ -20,9 +20,9 @@ from gptoss_local.backends.base import (
     Capabilities,
     Reply,
     ReplyRequest,
+    ServedElsewhere,
     Stats,
     check_request,
-    no_tokenizer,
 )
 from gptoss_local.backends.ollama.daemon import OllamaDaemon
 from gptoss_local.backends.ollama.messages import chat_request
@@ -33,7 +33,7 @@ from gptoss_local.store.progress import Progress, ProgressFn, ignore_progress
 from gptoss_local.urls import is_loopback_host
 
 
-class OllamaBackend:
+class OllamaBackend(ServedElsewhere):
     """One gpt-oss tag served by Ollama.
 
     Args:
@@ -42,6 +42,8 @@ class OllamaBackend:
         context: options.num_ctx for every request (the plan's context).
         keep_alive: How long Ollama keeps the model loaded after a reply ("5m", "-1" forever).
     """
+
+    engine = "ollama"
 
     # No prefill: Ollama's API cannot evaluate a prompt without answering it, and the daemon
     # keeps its own prompt cache between requests. Its gpt-oss template renders a function
@@ -118,21 +120,6 @@ class OllamaBackend:
         end: Literal["call", "return"] = "call" if called else "return"
         yield TurnEnded("truncated" if cancelled else end)
         return self._stats(final, ttft, "cancelled" if cancelled else end)
-
-    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
-        """Nothing to do (`capabilities.prefill` is False)."""
-        return 0
-
-    def keep_conversations(self, max_bytes: int) -> None:
-        """Nothing to do: the daemon keeps its own caches."""
-
-    def count_prompt(self, request: ReplyRequest) -> int:
-        """Not offered: the daemon renders and tokenizes the prompt (`capabilities.tokenizer`)."""
-        raise no_tokenizer("ollama")
-
-    def tokenize(self, text: str, special: bool = True) -> list[int]:
-        """Not offered: Ollama's API has no tokenizer (`capabilities.tokenizer`)."""
-        raise no_tokenizer("ollama")
 
     def _broken(self, exc: BaseException | None) -> Iterator[Event]:
         """End a reply the server stopped sending: truncated, then a `stream_broken` error."""

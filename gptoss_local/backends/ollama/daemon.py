@@ -104,11 +104,6 @@ class OllamaDaemon:
         """The server's base URL, for `ollama.Client(host=...)`."""
         return f"http://{self.host}:{self.port}"
 
-    @property
-    def owned(self) -> bool:
-        """Whether we started the server (and so may stop it)."""
-        return self.process is not None
-
     def ensure(self) -> str:
         """Adopt a running Ollama or start one; returns the base URL.
 

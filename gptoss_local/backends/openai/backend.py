@@ -22,10 +22,10 @@ from gptoss_local.backends.base import (
     Capabilities,
     Reply,
     ReplyRequest,
+    ServedElsewhere,
     Stats,
     StopReason,
     check_request,
-    no_tokenizer,
 )
 from gptoss_local.backends.openai.http import Endpoint, HttpFailure
 from gptoss_local.backends.openai.messages import chat_body
@@ -44,7 +44,7 @@ FINISH: dict[str, StopReason] = {"stop": "return", "tool_calls": "call", "length
 _TURN_ENDS: dict[str, TurnEndReason] = {"call": "call", "return": "return"}
 
 
-class OpenAIClientBackend:
+class OpenAIClientBackend(ServedElsewhere):
     """A chat server reached over HTTP.
 
     Args:
@@ -56,6 +56,8 @@ class OpenAIClientBackend:
     Raises:
         BackendError: the server cannot be reached, refuses the key, or has no such model.
     """
+
+    engine = "openai"
 
     # The server keeps its own prompt cache; the API cannot evaluate without answering. Its
     # tools are functions: gpt-oss's built-ins have no place in a Chat Completions request.
@@ -83,21 +85,6 @@ class OpenAIClientBackend:
         """The assistant's next turn (see `Backend.stream`)."""
         check_request(self.capabilities, request, "openai")
         return Reply(self._generate(request, cancel))
-
-    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
-        """Nothing to do (`capabilities.prefill` is False)."""
-        return 0
-
-    def keep_conversations(self, max_bytes: int) -> None:
-        """Nothing to do: the server keeps its own caches."""
-
-    def count_prompt(self, request: ReplyRequest) -> int:
-        """Not offered: the server renders and tokenizes the prompt (`capabilities.tokenizer`)."""
-        raise no_tokenizer("openai")
-
-    def tokenize(self, text: str, special: bool = True) -> list[int]:
-        """Not offered: the OpenAI API has no tokenizer (`capabilities.tokenizer`)."""
-        raise no_tokenizer("openai")
 
     def close(self) -> None:
         """Nothing to free: the model stays loaded on its server."""

@@ -7,21 +7,20 @@ from pathlib import Path
 
 from gptoss_local.commands.arg_types import chat_id
 from gptoss_local.commands.specs.command import Command
+from gptoss_local.commands.specs.shared import json_argument
 from gptoss_local.i18n import N_, _
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `chats` and its subcommands `list` (the default) and `export`."""
-    parser.add_argument("--json", action="store_true", help=_("print one JSON document"))
+    json_argument(parser)
     parser.add_argument(
         "--search", metavar="TEXT", help=_("only chats whose title or text has TEXT")
     )
     actions = parser.add_subparsers(dest="chats_command", metavar="{list,export}")
     listing = actions.add_parser("list", help=_("list the saved chats (the default)"))
     # SUPPRESS: without it the subcommand's defaults would overwrite `chats --json`.
-    listing.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help=_("print one JSON document")
-    )
+    json_argument(listing, on_subcommand=True)
     listing.add_argument("--search", metavar="TEXT", default=argparse.SUPPRESS, help=_("filter"))
     export = actions.add_parser(
         "export",

@@ -10,16 +10,14 @@ from gptoss_local.commands.arg_types import port_number
 from gptoss_local.commands.specs.command import Command
 from gptoss_local.commands.specs.shared import (
     LOCAL_BACKENDS,
-    model_source_arguments,
-    wish_arguments,
+    model_arguments,
 )
 from gptoss_local.i18n import N_, _
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `codex`; everything after them goes to Codex."""
-    wish_arguments(parser, backend=False)
-    model_source_arguments(parser, LOCAL_BACKENDS)
+    model_arguments(parser, LOCAL_BACKENDS)
     parser.add_argument(
         "--port", type=port_number, default=8080,
         help=_("use the gptoss-local serve on this port if one runs, else serve here while "

@@ -6,17 +6,16 @@ import argparse
 from pathlib import Path
 
 from gptoss_local.commands.specs.command import Command
+from gptoss_local.commands.specs.shared import json_argument
 from gptoss_local.i18n import N_, _
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `docs` and its subcommands `list` (the default), `add`, `rm`, `reindex`."""
-    parser.add_argument("--json", action="store_true", help=_("print one JSON document"))
+    json_argument(parser)
     actions = parser.add_subparsers(dest="docs_command", metavar="{list,add,rm,reindex}")
     listing = actions.add_parser("list", help=_("list the folders, their files and the index"))
-    listing.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help=_("print one JSON document")
-    )
+    json_argument(listing, on_subcommand=True)
     add = actions.add_parser(
         "add",
         help=_("let the browser search these folders (indexed now)"),

@@ -5,15 +5,13 @@ from __future__ import annotations
 import argparse
 
 from gptoss_local.commands.specs.command import Command
-from gptoss_local.commands.specs.shared import wish_arguments
+from gptoss_local.commands.specs.shared import json_argument, wish_arguments
 from gptoss_local.i18n import N_, _
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `doctor`."""
-    parser.add_argument(
-        "--json", action="store_true", help=_("print one JSON document (see docs/doctor-json.md)")
-    )
+    json_argument(parser, text=_("print one JSON document (see docs/doctor-json.md)"))
     wish_arguments(parser)
 
 

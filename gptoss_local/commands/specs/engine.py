@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 
 from gptoss_local.commands.specs.command import Command
+from gptoss_local.commands.specs.shared import json_argument
 from gptoss_local.i18n import N_, _
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `engine` and its subcommand `install`."""
-    parser.add_argument("--json", action="store_true", help=_("print one JSON document"))
+    json_argument(parser)
     actions = parser.add_subparsers(dest="engine_command", metavar="{install}")
     install = actions.add_parser(
         "install",
@@ -36,10 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=_("the interpreter whose environment to rebuild (default: gptoss-local's own)"),
     )  # fmt: skip
     install.add_argument("--dry-run", action="store_true", help=_("print the plan, change nothing"))
-    install.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS,
-        help=_("with --dry-run: the plan as one JSON document"),
-    )  # fmt: skip
+    json_argument(install, True, _("with --dry-run: the plan as one JSON document"))
 
 
 COMMAND = Command(

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from gptoss_local.commands.specs.command import Command
+from gptoss_local.commands.specs.shared import quiet_argument
 from gptoss_local.i18n import N_, _
 
 
@@ -15,7 +16,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--move", action="store_true", help=_("move the file instead of linking or copying it")
     )
-    parser.add_argument("--quiet", "-q", action="store_true", help=_("no progress bar"))
+    quiet_argument(parser)
 
 
 COMMAND = Command(

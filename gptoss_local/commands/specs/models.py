@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 
 from gptoss_local.commands.specs.command import Command
-from gptoss_local.i18n import N_, _
+from gptoss_local.commands.specs.shared import json_argument
+from gptoss_local.i18n import N_
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `models`."""
-    parser.add_argument("--json", action="store_true", help=_("print one JSON document"))
+    json_argument(parser)
 
 
 COMMAND = Command(

@@ -10,8 +10,7 @@ from gptoss_local.commands.arg_types import bounded_float, positive_int
 from gptoss_local.commands.specs.command import Command
 from gptoss_local.commands.specs.shared import (
     client_arguments,
-    model_source_arguments,
-    wish_arguments,
+    model_arguments,
 )
 from gptoss_local.i18n import N_, _
 from gptoss_local.kinds import BACKENDS
@@ -19,9 +18,8 @@ from gptoss_local.kinds import BACKENDS
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `run`."""
-    wish_arguments(parser, backend=False)  # model_source_arguments adds its own --backend
+    model_arguments(parser, BACKENDS)
     parser.add_argument("prompt", nargs="?", help=_("the question (default: read from stdin)"))
-    model_source_arguments(parser, BACKENDS)
     client_arguments(parser)
     parser.add_argument("--instructions", help=_("instructions for the model (a system prompt)"))
     parser.add_argument(

@@ -8,8 +8,7 @@ from gptoss_local.commands.arg_types import non_negative_int, port_number, posit
 from gptoss_local.commands.specs.command import Command
 from gptoss_local.commands.specs.shared import (
     LOCAL_BACKENDS,
-    model_source_arguments,
-    wish_arguments,
+    model_arguments,
 )
 from gptoss_local.i18n import N_, _
 from gptoss_local.serve.capacity import DEFAULT_CACHE_RAM_MIB, GPU_PARALLEL
@@ -17,8 +16,7 @@ from gptoss_local.serve.capacity import DEFAULT_CACHE_RAM_MIB, GPU_PARALLEL
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `serve`."""
-    wish_arguments(parser, backend=False)
-    model_source_arguments(parser, LOCAL_BACKENDS)
+    model_arguments(parser, LOCAL_BACKENDS)
     parser.add_argument(
         "--host", default="127.0.0.1",
         help=_("address to listen on (default 127.0.0.1; any other needs --api-key)"),

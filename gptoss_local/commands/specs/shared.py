@@ -39,6 +39,13 @@ def wish_arguments(parser: argparse.ArgumentParser, backend: bool = True) -> Non
     )  # fmt: skip
 
 
+def model_arguments(parser: argparse.ArgumentParser, backends: tuple[str, ...]) -> None:
+    """The wishes and what to load with which engine (one of `backends`): the options of the
+    commands that load a model to talk to (`run`, `serve`, `codex`)."""
+    wish_arguments(parser, backend=False)  # model_source_arguments adds its own --backend
+    model_source_arguments(parser, backends)
+
+
 def model_source_arguments(parser: argparse.ArgumentParser, backends: tuple[str, ...]) -> None:
     """What to load and with which engine: the options `run`, `chat`, `serve` and `codex`
     share."""
@@ -82,3 +89,20 @@ def client_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-http", action="store_true",
         help=_("with --backend openai: allow plain http:// beyond this PC and its local network"),
     )  # fmt: skip
+
+
+def json_argument(
+    parser: argparse.ArgumentParser, on_subcommand: bool = False, text: str | None = None
+) -> None:
+    """`--json`: print one JSON document (or what `text` says). On a subcommand
+    (`on_subcommand`) it has no default, so that the subcommand's does not overwrite the
+    command's own (`tools --json list`)."""
+    parser.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS if on_subcommand else False,
+        help=text or _("print one JSON document"),
+    )  # fmt: skip
+
+
+def quiet_argument(parser: argparse.ArgumentParser) -> None:
+    """`--quiet`, `-q`: no progress bar."""
+    parser.add_argument("--quiet", "-q", action="store_true", help=_("no progress bar"))

@@ -5,18 +5,16 @@ from __future__ import annotations
 import argparse
 
 from gptoss_local.commands.specs.command import Command
+from gptoss_local.commands.specs.shared import json_argument
 from gptoss_local.i18n import N_, _
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `tools` and its subcommands `list` (the default) and `call`."""
-    parser.add_argument("--json", action="store_true", help=_("print one JSON document"))
+    json_argument(parser)
     actions = parser.add_subparsers(dest="tools_command", metavar="{list,call}")
     listing = actions.add_parser("list", help=_("list every tool (the default)"))
-    # SUPPRESS: without it the subcommand's default would overwrite `tools --json`.
-    listing.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help=_("print one JSON document")
-    )
+    json_argument(listing, on_subcommand=True)
     call = actions.add_parser(
         "call",
         help=_("call one tool directly, to check a set-up"),
@@ -29,10 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "arguments", nargs="?", default="{}", metavar="JSON",
         help=_("the arguments as a JSON object (default: {empty})").format(empty="{}"),
     )  # fmt: skip
-    call.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS,
-        help=_("print the result as one JSON object"),
-    )  # fmt: skip
+    json_argument(call, True, _("print the result as one JSON object"))
 
 
 COMMAND = Command(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from gptoss_local.commands.specs.command import Command
+from gptoss_local.commands.specs.shared import quiet_argument
 from gptoss_local.i18n import N_, _
 
 
@@ -13,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "model", nargs="?", help=_("20b, 120b or a full name (default: every model)")
     )
-    parser.add_argument("--quiet", "-q", action="store_true", help=_("no progress bar"))
+    quiet_argument(parser)
 
 
 COMMAND = Command(
