@@ -7,7 +7,7 @@ message is saved and its reply started: if the history fails, the text stays the
 
 The services are plain objects (`chat.services.ChatServices`): which chat is open (`ChatState`),
 the model (`ModelHost`, which the loading banner holds and loads) and the prefill while the user
-types (`PrefillWarmer`); their threads are workers, and they report back through messages. The
+types (`prefill.Prefill`); their threads are workers, and they report back through messages. The
 widgets own what they show: the log the reply being written (each turn's view its tool calls
 and their approval), the sidebar the saved chats, the status bar live VRAM. The screen owns
 which chat is open and the model's settings, and hears the widgets' outcomes as messages.
@@ -27,7 +27,6 @@ from textual.widgets import Footer, Header
 from gptoss_local.chat.model_host import Held
 from gptoss_local.chat.services import ChatServices
 from gptoss_local.chat.tool_host import ToolHost
-from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.i18n import N_, _
 from gptoss_local.kinds import effort_word
 from gptoss_local.session.errors import HistoryError
@@ -56,7 +55,7 @@ from gptoss_local.tui.messages import (
     ToolsOpened,
 )
 from gptoss_local.tui.modals import InstructionsScreen
-from gptoss_local.tui.pump import with_effort
+from gptoss_local.tui.prefill import Prefill
 from gptoss_local.tui.reply_flow import ReplyFlow, Report
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
@@ -84,9 +83,8 @@ class ChatScreen(Screen[None]):
         self.banner = LoadingBanner(services.opener, services.model_name, services.setup,
                                     id="loading")  # fmt: skip
         self.host = self.banner.host
-        self.warmer = PrefillWarmer(self._in_worker("warm"))
         self.tools = ToolHost(services.tools, self._in_worker("tools"))
-        self.tools_ready = False  # set when the screen has heard so (`ToolsOpened`)
+        self.prefill = Prefill(self, self.state, self._in_worker("warm"))
         self.status = StatusBar(self.state.effort, services.vram)
         self.attachments = AttachmentBar(self, services, self.status, lambda: self.host.backend)
         self.mentions = MentionMenu(id="mentions")
@@ -191,15 +189,14 @@ class ChatScreen(Screen[None]):
         for problem in message.problems:
             self.notify(problem, title=_("A tool is not available"), severity="warning",
                         timeout=15, markup=False)  # fmt: skip
-        self.tools_ready = True
-        self.warm_up()
+        self.prefill.tools_opened()
 
     def stop(self) -> bool:
         """Stop the reply being written (it is saved as stopped) and the prefill, as the app
         quits; whether a reply was being written."""
         busy = self.busy
         self.reply.cancel()
-        self.warmer.stop()
+        self.prefill.stop()
         return busy
 
     def close_model(self) -> None:
@@ -225,7 +222,7 @@ class ChatScreen(Screen[None]):
         effort = self.state.cycle_effort()
         self.show_status()
         self.notify(_("Reasoning effort: {effort}").format(effort=effort_word(effort)), timeout=2)
-        self.warm_up()  # the system message says the effort: the next prompt starts anew
+        self.prefill.warm_up()  # the system message says the effort: the next prompt starts anew
 
     def action_toggle_reasoning(self) -> None:
         """Open or close the reasoning of every reply."""
@@ -274,7 +271,7 @@ class ChatScreen(Screen[None]):
             return
         self.state.set_instructions(chat_id, text)
         self.notify(_("Instructions saved.") if text else _("Instructions removed."), timeout=2)
-        self.warm_up()  # they are in the developer message, at the start of the prompt
+        self.prefill.warm_up()  # they are in the developer message, at the start of the prompt
 
     def action_copy_message(self) -> None:
         """Copy the focused message, else the last reply's answer (its Markdown source)."""
@@ -354,26 +351,12 @@ class ChatScreen(Screen[None]):
         replies = [m.stats for m in messages if m.role == "assistant" and m.stats is not None]
         self.status.stats = replies[-1] if replies else None
         self.show_status()
-        self.warm_up()
+        self.prefill.warm_up()
 
     def show_status(self) -> None:
         """The chat's title in the header, its effort in the status bar."""
         self.sub_title = self.state.title() or _("new chat")
         self.status.effort = self.state.effort
-
-    def warm_up(self) -> None:
-        """Prefill the open chat's next prompt on a worker; only with a loaded model and no
-        reply running (it never triggers a load)."""
-        backend = self.host.backend
-        if backend is None or self.busy or not self.tools_ready:  # both come back here
-            return
-        try:  # the tools as the reply will offer them, so that the prefix matches
-            registry = self.tools.for_chat(self.state.chat_id)
-            conversation = registry.offer(self.state.next_conversation())
-        except HistoryError:  # the reply will say what is wrong with the history
-            self.warmer.stop()
-            return
-        self.warmer.start(backend, conversation, with_effort(self.generation, self.state.effort))
 
     def idle(self) -> bool:
         """Whether no reply is being written; if one is, the user is told to wait."""
@@ -405,7 +388,7 @@ class ChatScreen(Screen[None]):
     def _model_chosen(self, message: ModelChosen) -> None:
         self.generation = message.generation
         if message.switched:  # the model the prefill was for is going
-            self.warmer.stop()
+            self.prefill.stop()
             self.status.info = None
         elif self.state.chat_id is None:  # a new chat takes the effort just chosen
             self.state.effort = message.generation.effort
@@ -429,7 +412,7 @@ class ChatScreen(Screen[None]):
         if not self.status.is_attached:  # loaded while the app was closing
             return
         self.status.info, self.status.waiting = message.info, ""
-        self.warm_up()
+        self.prefill.warm_up()
         held = self.host.take_held()
         if held is None:
             return
