@@ -1,16 +1,13 @@
 """The chat screen: the log of messages, the input, the status bar, and one reply at a time.
 
-The reply's life (saved, written on a thread worker, its tool calls, how it ended) is
-`reply_flow.ReplyFlow`'s; the engine's worker talks to the screen only by posting messages, and
-the screen hands them to the flow in the order they came. The input box is emptied only once a
-message is saved and its reply started: if the history fails, the text stays there.
-
-The services are plain objects (`chat.services.ChatServices`): which chat is open (`ChatState`),
-the model (`ModelHost`, which the loading banner holds and loads) and the prefill while the user
-types (`prefill.Prefill`); their threads are workers, and they report back through messages. The
-widgets own what they show: the log the reply being written (each turn's view its tool calls
-and their approval), the sidebar the saved chats, the status bar live VRAM. The screen owns
-which chat is open and the model's settings, and hears the widgets' outcomes as messages.
+The screen composes the widgets, holds the chat's bindings and hears what workers, services and
+widgets report (as messages), handing each to the part whose it is: the reply's life to
+`reply_flow.ReplyFlow` (in the order the worker posted it), the next reply's prefill to
+`prefill.Prefill`, changes to the open chat (a message sent, the effort, the instructions, an
+edit, a reply written again) to `editing`, and the model's changes (F9, a load) to
+`model_changes`. The services are plain objects (`chat.services.ChatServices`) whose threads
+are the screen's workers. The input box is emptied only once a message is saved and its reply
+started: if the history fails, the text stays there.
 """
 
 from __future__ import annotations
@@ -24,14 +21,12 @@ from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from gptoss_local.chat.model_host import Held
 from gptoss_local.chat.services import ChatServices
 from gptoss_local.chat.tool_host import ToolHost
 from gptoss_local.i18n import N_, _
-from gptoss_local.kinds import effort_word
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.records import StoredMessage
-from gptoss_local.tui import copying, exporting
+from gptoss_local.tui import copying, editing, exporting, model_changes
 from gptoss_local.tui.actions import chat_bindings
 from gptoss_local.tui.attachment_bar import AttachmentBar
 from gptoss_local.tui.attachment_widgets import AttachmentChips
@@ -54,7 +49,6 @@ from gptoss_local.tui.messages import (
     ToolCallReported,
     ToolsOpened,
 )
-from gptoss_local.tui.modals import InstructionsScreen
 from gptoss_local.tui.prefill import Prefill
 from gptoss_local.tui.reply_flow import ReplyFlow, Report
 from gptoss_local.tui.sidebar import Sidebar
@@ -132,22 +126,8 @@ class ChatScreen(Screen[None]):
     @on(ChatInput.Submitted)
     async def _send(self, message: ChatInput.Submitted) -> None:
         text = message.text.strip()
-        if not text:
-            return
-        if self.busy:
-            self.notify(_("A reply is still being written: wait, or press Esc to stop it."))
-            return
-        if self.banner.hold(self._held(text)):  # the model failed to load: it tries again
-            return
-        attachments = self.attachments.for_message(text)
-        if attachments is None:  # refused: the text and the chips stay, to fix and send again
-            return
-        if not await self.reply.send(text, attachments):
-            return  # the box keeps the text, to send again or keep at exit
-        self.input.clear()
-        self.attachments.clear()
-        self.input.remember(text)
-        self._sent.append(text)
+        if await editing.send(self, text):
+            self._sent.append(text)
 
     # --- attachments ------------------------------------------------------------------------------
 
@@ -210,19 +190,11 @@ class ChatScreen(Screen[None]):
 
     def action_stop(self) -> None:
         """Stop the reply being written (saved as stopped), or cancel an edit (Ctrl+L)."""
-        if self.reply.cancel():
-            return
-        if self.state.cancel_edit():
-            self.input.clear()
-            self.notify(_("Edit cancelled: your message and its reply are kept."), timeout=3)
+        editing.stop(self)
 
-    @reports_history_errors(N_("Cannot save the effort"))
     def action_cycle_effort(self) -> None:
         """Switch to the next reasoning effort, stored with the chat."""
-        effort = self.state.cycle_effort()
-        self.show_status()
-        self.notify(_("Reasoning effort: {effort}").format(effort=effort_word(effort)), timeout=2)
-        self.prefill.warm_up()  # the system message says the effort: the next prompt starts anew
+        editing.cycle_effort(self)
 
     def action_toggle_reasoning(self) -> None:
         """Open or close the reasoning of every reply."""
@@ -232,46 +204,17 @@ class ChatScreen(Screen[None]):
         """Start an empty chat (created in the history when the first message is sent)."""
         await self.open_chat(None)
 
-    @reports_history_errors(N_("Cannot regenerate the reply"))
     async def action_regenerate(self) -> None:
         """Delete the last reply and write it again."""
-        chat_id = self.state.chat_id
-        if not self.idle() or chat_id is None:
-            return
-        dropped = self.state.drop_last_reply()
-        if dropped is None:  # an empty chat: nothing to answer
-            return
-        if dropped:
-            await self.render_chat()
-        await self.reply.start(chat_id)
+        await editing.regenerate(self)
 
-    @reports_history_errors(N_("Cannot edit the last message"))
     def action_edit_last(self) -> None:
-        """Put the last user message into the input box to edit; sending it replaces the old
-        message and what followed, Esc keeps them (nothing is deleted before that)."""
-        if not self.idle() or self.state.chat_id is None:
-            return
-        text = self.state.start_edit()
-        if text is not None:
-            self.input.begin_edit(text)
-            self.notify(_("Editing your last message: Enter sends it in place of the old one "
-                          "and its reply; Esc keeps them."), timeout=6)  # fmt: skip
+        """Edit the last user message in the input box (Enter replaces it, Esc keeps it)."""
+        editing.edit_last(self)
 
-    @reports_history_errors(N_("Cannot read the instructions"))
     def action_edit_instructions(self) -> None:
         """Edit the open chat's instructions; a new chat gets them when it is saved."""
-        chat_id = self.state.chat_id
-        current = self.state.current_instructions()
-        self.app.push_screen(InstructionsScreen(current),
-                             lambda text: self._set_instructions(chat_id, text))  # fmt: skip
-
-    @reports_history_errors(N_("Cannot save the instructions"))
-    def _set_instructions(self, chat_id: int | None, text: str | None) -> None:
-        if text is None:
-            return
-        self.state.set_instructions(chat_id, text)
-        self.notify(_("Instructions saved.") if text else _("Instructions removed."), timeout=2)
-        self.prefill.warm_up()  # they are in the developer message, at the start of the prompt
+        editing.edit_instructions(self)
 
     def action_copy_message(self) -> None:
         """Copy the focused message, else the last reply's answer (its Markdown source)."""
@@ -379,50 +322,19 @@ class ChatScreen(Screen[None]):
     def action_choose_model(self) -> None:
         """Open the set-up screen again (F9); starting there replaces the loaded model (with
         --model-path, the same file with another context)."""
-        if not self.banner.can_choose_again:
-            self.notify(_("This chat's model was given to it: there is nothing to choose here."))
-        elif self.idle():
-            self.banner.choose_again()
+        model_changes.choose_again(self)
 
     @on(ModelChosen)
     def _model_chosen(self, message: ModelChosen) -> None:
-        self.generation = message.generation
-        if message.switched:  # the model the prefill was for is going
-            self.prefill.stop()
-            self.status.info = None
-        elif self.state.chat_id is None:  # a new chat takes the effort just chosen
-            self.state.effort = message.generation.effort
-            self.show_status()
+        model_changes.chosen(self, message)
 
     @on(ModelLoadStarted)
     @on(ModelLoadFailed)
     def _loading(self, message: ModelLoadStarted | ModelLoadFailed) -> None:
-        """The status bar says so instead of the model's name (the banner shows the rest)."""
-        if not self.status.is_attached:  # the app is closing: the widgets are already gone
-            return
-        if isinstance(message, ModelLoadStarted):
-            self.status.waiting = _("loading {model}…").format(model=message.model)
-        else:
-            self.status.waiting = _("the model is not loaded")
+        model_changes.loading(self, message)
 
     @on(BackendLoaded)
     def model_loaded(self, message: BackendLoaded) -> None:
         """The model is ready: show it, prefill, and send the message held for it if the chat,
         the edit and the text in the box are still what they were."""
-        if not self.status.is_attached:  # loaded while the app was closing
-            return
-        self.status.info, self.status.waiting = message.info, ""
-        self.prefill.warm_up()
-        held = self.host.take_held()
-        if held is None:
-            return
-        if held == self._held(self.input.text.strip()):
-            self.post_message(ChatInput.Submitted(held.text))
-        else:  # the user moved on meanwhile: their chat and their box stay as they are
-            self.notify(_("The model is ready. The held message was not sent, as the chat or "
-                          "the text changed: press Enter to send what is in the box."),
-                        markup=False)  # fmt: skip
-
-    def _held(self, text: str) -> Held:
-        """`text` as a message held for the model: for the open chat and edit."""
-        return Held(self.state.chat_id, self.state.editing, text)
+        model_changes.loaded(self, message)
