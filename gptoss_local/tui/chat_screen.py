@@ -26,7 +26,7 @@ from gptoss_local.chat.tool_host import ToolHost
 from gptoss_local.i18n import N_, _
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.records import StoredMessage
-from gptoss_local.tui import copying, editing, exporting, model_changes
+from gptoss_local.tui import copying, editing, exporting, model_changes, saved_chats
 from gptoss_local.tui.actions import chat_bindings
 from gptoss_local.tui.attachment_bar import AttachmentBar
 from gptoss_local.tui.attachment_widgets import AttachmentChips
@@ -230,26 +230,21 @@ class ChatScreen(Screen[None]):
 
     # --- the saved chats (the sidebar's) ----------------------------------------------------------
 
-    @reports_history_errors(N_("Cannot list the chats"))
     def action_toggle_sidebar(self) -> None:
         """Show or hide the list of saved chats."""
-        if not self.sidebar.toggle(self.state.chat_id):
-            self.input.focus()
+        saved_chats.toggle_sidebar(self)
 
-    @reports_history_errors(N_("Cannot list the chats"))
     def action_search_chats(self) -> None:
         """Open the sidebar with the focus in its search box."""
-        self.sidebar.open_search(self.state.chat_id)
+        saved_chats.search(self)
 
     def action_rename_chat(self) -> None:
         """Ask for a new title of the open chat."""
-        if self.state.chat_id is not None:
-            self.sidebar.rename(self.state.chat_id)
+        saved_chats.rename(self)
 
     def action_delete_chat(self) -> None:
         """Delete the open chat after asking."""
-        if self.state.chat_id is not None and self.idle():
-            self.sidebar.delete(self.state.chat_id)
+        saved_chats.delete(self)
 
     @reports_history_errors(N_("Cannot export the chat"))
     def action_export_chat(self) -> None:
@@ -257,15 +252,9 @@ class ChatScreen(Screen[None]):
         was started from); a new chat has nothing to export."""
         exporting.export_chat(self, self.history, self.state.chat_id)
 
-    @reports_history_errors(N_("Cannot open the chat"))
     async def open_chat(self, chat_id: int | None) -> None:
         """Show the chat `chat_id` (None: a new one) in the log."""
-        if not self.idle():
-            return
-        self.state.switch(chat_id)
-        await self.render_chat()
-        self.sidebar.list_chats(chat_id)
-        self.input.focus()
+        await saved_chats.open_chat(self, chat_id)
 
     @on(Sidebar.ChatChosen)
     async def _chat_chosen(self, message: Sidebar.ChatChosen) -> None:
@@ -277,8 +266,7 @@ class ChatScreen(Screen[None]):
 
     @on(Sidebar.ChatDeleted)
     async def _chat_deleted(self, _message: Sidebar.ChatDeleted) -> None:
-        await self.open_chat(None)
-        self.notify(_("Chat deleted."), timeout=2)
+        await saved_chats.deleted(self)
 
     # --- what the screen shows --------------------------------------------------------------------
 
