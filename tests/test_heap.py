@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 
 from gptoss_local import catalog, heap
-from gptoss_local.backends.base import GenerationSettings, Stats
+from gptoss_local.backends.base import Capabilities, GenerationSettings, Stats
+from gptoss_local.chat.next_reply import NextReply
 from gptoss_local.conversation import Conversation, Message
 from gptoss_local.events import AnswerDelta
 from gptoss_local.hardware.machine import Hardware
 from gptoss_local.launch import runner
 from gptoss_local.plan.wishes import Wishes
+from gptoss_local.tools import ToolRegistry
 from gptoss_local.tools.events import ChainEnded, ReplyEnded
 from gptoss_local.tui import pump
 from gptoss_local.tui.messages import ReplyFinished
@@ -66,8 +68,10 @@ def test_a_chat_reply_settles_the_heap_after_it_has_finished(
     monkeypatch.setattr(heap, "settle", lambda freeze=False: order.append(f"settle {freeze}"))
 
     class Scripted:
-        def offer(self, request):
-            return request
+        class backend:
+            capabilities = Capabilities()
+
+        registry = ToolRegistry()
 
         def run(self, _request, _cancel):
             yield AnswerDelta("hello")
@@ -78,6 +82,6 @@ def test_a_chat_reply_settles_the_heap_after_it_has_finished(
         order.append(type(message).__name__)
 
     conversation = Conversation((Message("user", "hi"),))
-    pump.run_reply(Scripted, lambda _e: None, conversation, GenerationSettings(),  # type: ignore[arg-type]
-                   threading.Event(), post)  # fmt: skip
+    reply = NextReply(conversation, GenerationSettings(), "medium")
+    pump.run_reply(Scripted, lambda _e: None, reply, threading.Event(), post)  # type: ignore[arg-type]
     assert order[-2:] == [ReplyFinished.__name__, "settle False"]

@@ -13,9 +13,8 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from gptoss_local.backends.base import Backend, GenerationSettings, ReplyRequest
+from gptoss_local.backends.base import Backend, ReplyRequest
 from gptoss_local.chat.threads import RunInThread, start_thread
-from gptoss_local.conversation import Conversation
 
 
 class PrefillWarmer:
@@ -36,14 +35,13 @@ class PrefillWarmer:
         """Whether a prefill was started and not stopped (it may have finished already)."""
         return self._cancel is not None
 
-    def start(
-        self, backend: Backend, conversation: Conversation, settings: GenerationSettings
-    ) -> threading.Event:
-        """Stop any prefill, then prefill `conversation`'s next prompt; its cancel event."""
+    def start(self, backend: Backend, request: ReplyRequest) -> threading.Event:
+        """Stop any prefill, then prefill the prompt `request` starts with (made as the next
+        reply's: `chat.next_reply`); its cancel event."""
         self.stop()
         cancel = self._cancel = threading.Event()
         if backend.capabilities.prefill:  # an engine that cannot evaluate ahead is left alone
-            self._run(lambda: prefill(backend, conversation, settings, cancel))
+            self._run(lambda: prefill(backend, request, cancel))
         return cancel
 
     def stop(self) -> None:
@@ -53,15 +51,10 @@ class PrefillWarmer:
             self._cancel = None
 
 
-def prefill(
-    backend: Backend,
-    conversation: Conversation,
-    settings: GenerationSettings,
-    cancel: threading.Event,
-) -> None:
+def prefill(backend: Backend, request: ReplyRequest, cancel: threading.Event) -> None:
     """Run one prefill; a failure is dropped, as nothing is lost: the reply evaluates its prompt
     itself and reports what goes wrong. One stopped before it began does not touch the cache."""
     if cancel.is_set():
         return
     with contextlib.suppress(Exception):  # a failed prefill costs only the time it saved
-        backend.prefill(ReplyRequest(conversation, settings), cancel)
+        backend.prefill(request, cancel)

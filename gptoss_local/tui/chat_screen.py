@@ -1,16 +1,13 @@
 """The chat screen: the log of messages, the input, the status bar, and one reply at a time.
 
-The reply's life (saved, written on a thread worker, its tool calls, how it ended) is
-`reply_flow.ReplyFlow`'s; the engine's worker talks to the screen only by posting messages, and
-the screen hands them to the flow in the order they came. The input box is emptied only once a
-message is saved and its reply started: if the history fails, the text stays there.
-
-The services are plain objects (`chat.services.ChatServices`): which chat is open (`ChatState`),
-the model (`ModelHost`, which the loading banner holds and loads) and the prefill while the user
-types (`PrefillWarmer`); their threads are workers, and they report back through messages. The
-widgets own what they show: the log the reply being written (each turn's view its tool calls
-and their approval), the sidebar the saved chats, the status bar live VRAM. The screen owns
-which chat is open and the model's settings, and hears the widgets' outcomes as messages.
+The screen composes the widgets, holds the chat's bindings and hears what workers, services and
+widgets report (as messages), handing each to the part whose it is: the reply's life to
+`reply_flow.ReplyFlow` (in the order the worker posted it), the next reply's prefill to
+`prefill.Prefill`, changes to the open chat (a message sent, the effort, the instructions, an
+edit, a reply written again) to `editing`, and the model's changes (F9, a load) to
+`model_changes`. The services are plain objects (`chat.services.ChatServices`) whose threads
+are the screen's workers. The input box is emptied only once a message is saved and its reply
+started: if the history fails, the text stays there.
 """
 
 from __future__ import annotations
@@ -24,15 +21,12 @@ from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from gptoss_local.chat.model_host import Held
 from gptoss_local.chat.services import ChatServices
 from gptoss_local.chat.tool_host import ToolHost
-from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.i18n import N_, _
-from gptoss_local.kinds import effort_word
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.records import StoredMessage
-from gptoss_local.tui import copying, exporting
+from gptoss_local.tui import copying, editing, exporting, model_changes, saved_chats
 from gptoss_local.tui.actions import chat_bindings
 from gptoss_local.tui.attachment_bar import AttachmentBar
 from gptoss_local.tui.attachment_widgets import AttachmentChips
@@ -55,8 +49,7 @@ from gptoss_local.tui.messages import (
     ToolCallReported,
     ToolsOpened,
 )
-from gptoss_local.tui.modals import InstructionsScreen
-from gptoss_local.tui.pump import with_effort
+from gptoss_local.tui.prefill import Prefill
 from gptoss_local.tui.reply_flow import ReplyFlow, Report
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
@@ -84,9 +77,8 @@ class ChatScreen(Screen[None]):
         self.banner = LoadingBanner(services.opener, services.model_name, services.setup,
                                     id="loading")  # fmt: skip
         self.host = self.banner.host
-        self.warmer = PrefillWarmer(self._in_worker("warm"))
         self.tools = ToolHost(services.tools, self._in_worker("tools"))
-        self.tools_ready = False  # set when the screen has heard so (`ToolsOpened`)
+        self.prefill = Prefill(self, self.state, self._in_worker("warm"))
         self.status = StatusBar(self.state.effort, services.vram)
         self.attachments = AttachmentBar(self, services, self.status, lambda: self.host.backend)
         self.mentions = MentionMenu(id="mentions")
@@ -134,22 +126,8 @@ class ChatScreen(Screen[None]):
     @on(ChatInput.Submitted)
     async def _send(self, message: ChatInput.Submitted) -> None:
         text = message.text.strip()
-        if not text:
-            return
-        if self.busy:
-            self.notify(_("A reply is still being written: wait, or press Esc to stop it."))
-            return
-        if self.banner.hold(self._held(text)):  # the model failed to load: it tries again
-            return
-        attachments = self.attachments.for_message(text)
-        if attachments is None:  # refused: the text and the chips stay, to fix and send again
-            return
-        if not await self.reply.send(text, attachments):
-            return  # the box keeps the text, to send again or keep at exit
-        self.input.clear()
-        self.attachments.clear()
-        self.input.remember(text)
-        self._sent.append(text)
+        if await editing.send(self, text):
+            self._sent.append(text)
 
     # --- attachments ------------------------------------------------------------------------------
 
@@ -191,15 +169,14 @@ class ChatScreen(Screen[None]):
         for problem in message.problems:
             self.notify(problem, title=_("A tool is not available"), severity="warning",
                         timeout=15, markup=False)  # fmt: skip
-        self.tools_ready = True
-        self.warm_up()
+        self.prefill.tools_opened()
 
     def stop(self) -> bool:
         """Stop the reply being written (it is saved as stopped) and the prefill, as the app
         quits; whether a reply was being written."""
         busy = self.busy
         self.reply.cancel()
-        self.warmer.stop()
+        self.prefill.stop()
         return busy
 
     def close_model(self) -> None:
@@ -213,19 +190,11 @@ class ChatScreen(Screen[None]):
 
     def action_stop(self) -> None:
         """Stop the reply being written (saved as stopped), or cancel an edit (Ctrl+L)."""
-        if self.reply.cancel():
-            return
-        if self.state.cancel_edit():
-            self.input.clear()
-            self.notify(_("Edit cancelled: your message and its reply are kept."), timeout=3)
+        editing.stop(self)
 
-    @reports_history_errors(N_("Cannot save the effort"))
     def action_cycle_effort(self) -> None:
         """Switch to the next reasoning effort, stored with the chat."""
-        effort = self.state.cycle_effort()
-        self.show_status()
-        self.notify(_("Reasoning effort: {effort}").format(effort=effort_word(effort)), timeout=2)
-        self.warm_up()  # the system message says the effort: the next prompt starts anew
+        editing.cycle_effort(self)
 
     def action_toggle_reasoning(self) -> None:
         """Open or close the reasoning of every reply."""
@@ -235,46 +204,17 @@ class ChatScreen(Screen[None]):
         """Start an empty chat (created in the history when the first message is sent)."""
         await self.open_chat(None)
 
-    @reports_history_errors(N_("Cannot regenerate the reply"))
     async def action_regenerate(self) -> None:
         """Delete the last reply and write it again."""
-        chat_id = self.state.chat_id
-        if not self.idle() or chat_id is None:
-            return
-        dropped = self.state.drop_last_reply()
-        if dropped is None:  # an empty chat: nothing to answer
-            return
-        if dropped:
-            await self.render_chat()
-        await self.reply.start(chat_id)
+        await editing.regenerate(self)
 
-    @reports_history_errors(N_("Cannot edit the last message"))
     def action_edit_last(self) -> None:
-        """Put the last user message into the input box to edit; sending it replaces the old
-        message and what followed, Esc keeps them (nothing is deleted before that)."""
-        if not self.idle() or self.state.chat_id is None:
-            return
-        text = self.state.start_edit()
-        if text is not None:
-            self.input.begin_edit(text)
-            self.notify(_("Editing your last message: Enter sends it in place of the old one "
-                          "and its reply; Esc keeps them."), timeout=6)  # fmt: skip
+        """Edit the last user message in the input box (Enter replaces it, Esc keeps it)."""
+        editing.edit_last(self)
 
-    @reports_history_errors(N_("Cannot read the instructions"))
     def action_edit_instructions(self) -> None:
         """Edit the open chat's instructions; a new chat gets them when it is saved."""
-        chat_id = self.state.chat_id
-        current = self.state.current_instructions()
-        self.app.push_screen(InstructionsScreen(current),
-                             lambda text: self._set_instructions(chat_id, text))  # fmt: skip
-
-    @reports_history_errors(N_("Cannot save the instructions"))
-    def _set_instructions(self, chat_id: int | None, text: str | None) -> None:
-        if text is None:
-            return
-        self.state.set_instructions(chat_id, text)
-        self.notify(_("Instructions saved.") if text else _("Instructions removed."), timeout=2)
-        self.warm_up()  # they are in the developer message, at the start of the prompt
+        editing.edit_instructions(self)
 
     def action_copy_message(self) -> None:
         """Copy the focused message, else the last reply's answer (its Markdown source)."""
@@ -290,26 +230,21 @@ class ChatScreen(Screen[None]):
 
     # --- the saved chats (the sidebar's) ----------------------------------------------------------
 
-    @reports_history_errors(N_("Cannot list the chats"))
     def action_toggle_sidebar(self) -> None:
         """Show or hide the list of saved chats."""
-        if not self.sidebar.toggle(self.state.chat_id):
-            self.input.focus()
+        saved_chats.toggle_sidebar(self)
 
-    @reports_history_errors(N_("Cannot list the chats"))
     def action_search_chats(self) -> None:
         """Open the sidebar with the focus in its search box."""
-        self.sidebar.open_search(self.state.chat_id)
+        saved_chats.search(self)
 
     def action_rename_chat(self) -> None:
         """Ask for a new title of the open chat."""
-        if self.state.chat_id is not None:
-            self.sidebar.rename(self.state.chat_id)
+        saved_chats.rename(self)
 
     def action_delete_chat(self) -> None:
         """Delete the open chat after asking."""
-        if self.state.chat_id is not None and self.idle():
-            self.sidebar.delete(self.state.chat_id)
+        saved_chats.delete(self)
 
     @reports_history_errors(N_("Cannot export the chat"))
     def action_export_chat(self) -> None:
@@ -317,15 +252,9 @@ class ChatScreen(Screen[None]):
         was started from); a new chat has nothing to export."""
         exporting.export_chat(self, self.history, self.state.chat_id)
 
-    @reports_history_errors(N_("Cannot open the chat"))
     async def open_chat(self, chat_id: int | None) -> None:
         """Show the chat `chat_id` (None: a new one) in the log."""
-        if not self.idle():
-            return
-        self.state.switch(chat_id)
-        await self.render_chat()
-        self.sidebar.list_chats(chat_id)
-        self.input.focus()
+        await saved_chats.open_chat(self, chat_id)
 
     @on(Sidebar.ChatChosen)
     async def _chat_chosen(self, message: Sidebar.ChatChosen) -> None:
@@ -337,8 +266,7 @@ class ChatScreen(Screen[None]):
 
     @on(Sidebar.ChatDeleted)
     async def _chat_deleted(self, _message: Sidebar.ChatDeleted) -> None:
-        await self.open_chat(None)
-        self.notify(_("Chat deleted."), timeout=2)
+        await saved_chats.deleted(self)
 
     # --- what the screen shows --------------------------------------------------------------------
 
@@ -354,26 +282,12 @@ class ChatScreen(Screen[None]):
         replies = [m.stats for m in messages if m.role == "assistant" and m.stats is not None]
         self.status.stats = replies[-1] if replies else None
         self.show_status()
-        self.warm_up()
+        self.prefill.warm_up()
 
     def show_status(self) -> None:
         """The chat's title in the header, its effort in the status bar."""
         self.sub_title = self.state.title() or _("new chat")
         self.status.effort = self.state.effort
-
-    def warm_up(self) -> None:
-        """Prefill the open chat's next prompt on a worker; only with a loaded model and no
-        reply running (it never triggers a load)."""
-        backend = self.host.backend
-        if backend is None or self.busy or not self.tools_ready:  # both come back here
-            return
-        try:  # the tools as the reply will offer them, so that the prefix matches
-            registry = self.tools.for_chat(self.state.chat_id)
-            conversation = registry.offer(self.state.next_conversation())
-        except HistoryError:  # the reply will say what is wrong with the history
-            self.warmer.stop()
-            return
-        self.warmer.start(backend, conversation, with_effort(self.generation, self.state.effort))
 
     def idle(self) -> bool:
         """Whether no reply is being written; if one is, the user is told to wait."""
@@ -396,50 +310,19 @@ class ChatScreen(Screen[None]):
     def action_choose_model(self) -> None:
         """Open the set-up screen again (F9); starting there replaces the loaded model (with
         --model-path, the same file with another context)."""
-        if not self.banner.can_choose_again:
-            self.notify(_("This chat's model was given to it: there is nothing to choose here."))
-        elif self.idle():
-            self.banner.choose_again()
+        model_changes.choose_again(self)
 
     @on(ModelChosen)
     def _model_chosen(self, message: ModelChosen) -> None:
-        self.generation = message.generation
-        if message.switched:  # the model the prefill was for is going
-            self.warmer.stop()
-            self.status.info = None
-        elif self.state.chat_id is None:  # a new chat takes the effort just chosen
-            self.state.effort = message.generation.effort
-            self.show_status()
+        model_changes.chosen(self, message)
 
     @on(ModelLoadStarted)
     @on(ModelLoadFailed)
     def _loading(self, message: ModelLoadStarted | ModelLoadFailed) -> None:
-        """The status bar says so instead of the model's name (the banner shows the rest)."""
-        if not self.status.is_attached:  # the app is closing: the widgets are already gone
-            return
-        if isinstance(message, ModelLoadStarted):
-            self.status.waiting = _("loading {model}…").format(model=message.model)
-        else:
-            self.status.waiting = _("the model is not loaded")
+        model_changes.loading(self, message)
 
     @on(BackendLoaded)
     def model_loaded(self, message: BackendLoaded) -> None:
         """The model is ready: show it, prefill, and send the message held for it if the chat,
         the edit and the text in the box are still what they were."""
-        if not self.status.is_attached:  # loaded while the app was closing
-            return
-        self.status.info, self.status.waiting = message.info, ""
-        self.warm_up()
-        held = self.host.take_held()
-        if held is None:
-            return
-        if held == self._held(self.input.text.strip()):
-            self.post_message(ChatInput.Submitted(held.text))
-        else:  # the user moved on meanwhile: their chat and their box stay as they are
-            self.notify(_("The model is ready. The held message was not sent, as the chat or "
-                          "the text changed: press Enter to send what is in the box."),
-                        markup=False)  # fmt: skip
-
-    def _held(self, text: str) -> Held:
-        """`text` as a message held for the model: for the open chat and edit."""
-        return Held(self.state.chat_id, self.state.editing, text)
+        model_changes.loaded(self, message)

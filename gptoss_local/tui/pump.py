@@ -11,17 +11,16 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 
 from textual.message import Message
 
 from gptoss_local import heap
-from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest, Stats
+from gptoss_local.backends.base import BackendError, Stats
 from gptoss_local.chat.context_keeper import ContextFull, ContextKeeper
-from gptoss_local.conversation import Citation, Conversation
+from gptoss_local.chat.next_reply import NextReply
+from gptoss_local.conversation import Citation
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
 from gptoss_local.i18n import _
-from gptoss_local.kinds import Effort
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.tools import (
     ChainEnded,
@@ -91,8 +90,7 @@ class Batcher:
 def run_reply(
     loop: Callable[[], ToolLoop],
     recorder: HistoryRecorder,
-    conversation: Conversation,
-    settings: GenerationSettings,
+    reply: NextReply,
     cancel: threading.Event,
     post: Post,
     keeper: ContextKeeper | None = None,
@@ -101,7 +99,8 @@ def run_reply(
     batches of text, each step of a call, the start of each later model turn, then how it ended.
 
     `loop` is called here, on the worker: it may wait for the model to load and the tools to
-    start. Then the reply's one request is made (the loop's tools offered), and `keeper` fits
+    start. Then the reply's one request is made from `reply`, as its prefill made it (the
+    loop's tools offered as the engine can offer them: `chat.next_reply`), and `keeper` fits
     its prompt into the context (summarising older turns if it must; a message that cannot fit
     posts `ContextRefused` and nothing is generated). Never raises: a `BackendError` (or any
     other failure, which must not kill the app) marks the turn in progress failed and posts
@@ -114,7 +113,7 @@ def run_reply(
     citations: tuple[Citation, ...] = ()
     try:
         tools = loop()
-        request = tools.offer(ReplyRequest(conversation, settings))  # the reply's one request
+        request = reply.request(tools.backend, tools.registry)  # the reply's one request
         if keeper is not None:
             try:
                 request = keeper.fit(tools.backend, request, cancel)
@@ -162,8 +161,3 @@ def favour_the_engine_thread() -> float:
     before = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
     return before
-
-
-def with_effort(settings: GenerationSettings, effort: Effort) -> GenerationSettings:
-    """`settings` with the chat's reasoning effort."""
-    return replace(settings, effort=effort)

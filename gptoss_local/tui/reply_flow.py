@@ -21,9 +21,9 @@ from gptoss_local.attachments import AttachedFile
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.chat.context_keeper import Compacting, ContextKeeper
 from gptoss_local.chat.model_host import ModelHost
+from gptoss_local.chat.next_reply import NextReply
 from gptoss_local.chat.services import ChatServices
 from gptoss_local.chat.tool_host import ToolHost
-from gptoss_local.chat.warmer import PrefillWarmer
 from gptoss_local.i18n import _
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.records import Compaction, StoredMessage
@@ -41,7 +41,8 @@ from gptoss_local.tui.messages import (
     ToolApprovalAsked,
     ToolCallReported,
 )
-from gptoss_local.tui.pump import run_reply, with_effort
+from gptoss_local.tui.prefill import Prefill
+from gptoss_local.tui.pump import run_reply
 from gptoss_local.tui.reply_view import end_note
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
@@ -60,7 +61,7 @@ class ReplyScreen(Protocol):
     sidebar: Sidebar
     host: ModelHost
     tools: ToolHost
-    warmer: PrefillWarmer
+    prefill: Prefill
     generation: GenerationSettings  # the model's, as it is now (F9 may change it)
 
     def post_message(self, message: Message) -> bool: ...
@@ -71,8 +72,6 @@ class ReplyScreen(Protocol):
     async def render_chat(self) -> None: ...
 
     def show_status(self) -> None: ...
-
-    def warm_up(self) -> None: ...
 
     def history_failed(self, error: HistoryError, title: str) -> None: ...
 
@@ -135,7 +134,7 @@ class ReplyFlow:
     async def start(self, chat_id: int) -> bool:
         """Start the reply worker; False when the history failed (shown and remembered)."""
         screen, services = self.screen, self.services
-        screen.warmer.stop()  # the reply's worker waits for the backend until it has stopped
+        screen.prefill.stop()  # the reply's worker waits for the backend until it has stopped
         try:
             conversation, reply_id = services.state.begin_reply(chat_id)
         except HistoryError as exc:
@@ -144,12 +143,13 @@ class ReplyFlow:
         await screen.chat_log.new_turn()
         self._cancel = cancel = threading.Event()
         effort = services.state.effort
-        settings = with_effort(screen.generation, effort)
+        reply = NextReply(conversation, screen.generation, effort)  # made as its prefill's
         recorder = HistoryRecorder(services.history, chat_id, reply_id, effort=effort)
         keeper = ContextKeeper(services.history, chat_id, services.context_policy, self._report)
         loop = self._loop_for(chat_id, cancel)
-        self._in_worker(lambda: run_reply(loop, recorder, conversation, settings, cancel,
-                                          screen.post_message, keeper))  # fmt: skip
+        self._in_worker(
+            lambda: run_reply(loop, recorder, reply, cancel, screen.post_message, keeper)
+        )
         return True
 
     def _loop_for(self, chat_id: int, cancel: threading.Event) -> Callable[[], ToolLoop]:
@@ -214,7 +214,7 @@ class ReplyFlow:
                  "(Ctrl+N).")  # fmt: skip
         screen.notify(f"{message.error}\n{hint}", title=_("The message was not sent"),
                       severity="error", timeout=20, markup=False)  # fmt: skip
-        screen.warm_up()
+        screen.prefill.warm_up()
 
     async def finished(self, message: ReplyFinished) -> None:
         """Show how the reply ended and its figures; prefill for the next message."""
@@ -228,7 +228,7 @@ class ReplyFlow:
         if message.stats is not None and message.stats.stop_reason == "context_full":
             screen.notify(_("The context is full: F9 chooses a larger context, Ctrl+N starts a "
                             "new chat."), severity="warning")  # fmt: skip
-        screen.warm_up()
+        screen.prefill.warm_up()
 
     async def _failed(self, message: ReplyFailed) -> None:
         screen = self.screen
@@ -239,4 +239,4 @@ class ReplyFlow:
         else:
             screen.notify(message.error, title=_("The model failed"), severity="error",
                           timeout=10, markup=False)  # fmt: skip
-        screen.warm_up()
+        screen.prefill.warm_up()

@@ -63,7 +63,7 @@ class PrefillBackend:
 def test_a_prefill_runs_on_another_thread_and_stop_cancels_it() -> None:
     backend = PrefillBackend(block=True)
     warmer = PrefillWarmer()  # a real daemon thread
-    cancel = warmer.start(backend, NEW_CHAT, SETTINGS)  # type: ignore[arg-type]
+    cancel = warmer.start(backend, ReplyRequest(NEW_CHAT, SETTINGS))  # type: ignore[arg-type]
     assert backend.started.wait(WAIT) and warmer.running
     assert backend.prefills == [(NEW_CHAT, SETTINGS)]
     warmer.stop()
@@ -75,16 +75,16 @@ def test_a_backend_that_cannot_prefill_is_not_asked_to() -> None:
     backend.capabilities = Capabilities(prefill=False)  # as Ollama declares
     ran: list[object] = []
     warmer = PrefillWarmer(run_in_thread=ran.append)
-    warmer.start(backend, NEW_CHAT, SETTINGS)  # type: ignore[arg-type]
+    warmer.start(backend, ReplyRequest(NEW_CHAT, SETTINGS))  # type: ignore[arg-type]
     assert ran == [] and backend.prefills == []
 
 
 def test_a_newer_prefill_supersedes_the_one_running() -> None:
     backend = PrefillBackend(block=True)
     warmer = PrefillWarmer()
-    first = warmer.start(backend, NEW_CHAT, SETTINGS)  # type: ignore[arg-type]
+    first = warmer.start(backend, ReplyRequest(NEW_CHAT, SETTINGS))  # type: ignore[arg-type]
     assert backend.started.wait(WAIT)
-    second = warmer.start(backend, Conversation((), None), SETTINGS)  # type: ignore[arg-type]
+    second = warmer.start(backend, ReplyRequest(Conversation((), None), SETTINGS))  # type: ignore[arg-type]
     assert first.is_set() and not second.is_set()
     assert backend.stopped.wait(WAIT)  # the first gave up; the second is the one running
     warmer.stop()
@@ -94,8 +94,8 @@ def test_a_newer_prefill_supersedes_the_one_running() -> None:
 def test_a_prefill_stopped_before_its_thread_ran_never_touches_the_backend() -> None:
     later, backend = Later(), PrefillBackend()
     warmer = PrefillWarmer(later)
-    warmer.start(backend, NEW_CHAT, SETTINGS)  # type: ignore[arg-type]
-    warmer.start(backend, NEW_CHAT, GenerationSettings(effort="high"))  # type: ignore[arg-type]
+    warmer.start(backend, ReplyRequest(NEW_CHAT, SETTINGS))  # type: ignore[arg-type]
+    warmer.start(backend, ReplyRequest(NEW_CHAT, GenerationSettings(effort="high")))  # type: ignore[arg-type]
     warmer.stop()
     later.run_all()  # the threads get to run only now: both were cancelled first
     assert backend.prefills == []
@@ -104,9 +104,9 @@ def test_a_prefill_stopped_before_its_thread_ran_never_touches_the_backend() -> 
 def test_only_the_newest_of_queued_prefills_runs() -> None:
     later, backend = Later(), PrefillBackend()
     warmer = PrefillWarmer(later)
-    warmer.start(backend, NEW_CHAT, SETTINGS)  # type: ignore[arg-type]
+    warmer.start(backend, ReplyRequest(NEW_CHAT, SETTINGS))  # type: ignore[arg-type]
     newest = GenerationSettings(effort="high")
-    warmer.start(backend, NEW_CHAT, newest)  # type: ignore[arg-type]
+    warmer.start(backend, ReplyRequest(NEW_CHAT, newest))  # type: ignore[arg-type]
     later.run_all()
     assert backend.prefills == [(NEW_CHAT, newest)]  # a stale one could trim the newer's cache
 
@@ -116,7 +116,7 @@ def test_a_failed_prefill_is_dropped() -> None:
     warmer = PrefillWarmer(later)
     for error in (BackendError("model closed"), RuntimeError("a bug")):
         backend = PrefillBackend(error=error)
-        warmer.start(backend, NEW_CHAT, SETTINGS)  # type: ignore[arg-type]
+        warmer.start(backend, ReplyRequest(NEW_CHAT, SETTINGS))  # type: ignore[arg-type]
         later.run_all()  # raises nothing: the reply reports what is wrong
         assert len(backend.prefills) == 1
 
