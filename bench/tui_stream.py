@@ -24,7 +24,11 @@ sys.path.insert(0, str(ROOT))
 
 from tui_helpers import ScriptedBackend, open_history, wait_for  # noqa: E402
 
+from gptoss_local.backends.base import GenerationSettings  # noqa: E402
+from gptoss_local.chat.chat_state import ChatState  # noqa: E402
+from gptoss_local.chat.services import ChatServices  # noqa: E402
 from gptoss_local.events import AnswerDelta, Event, ReasoningDelta  # noqa: E402
+from gptoss_local.hardware.vram import VramMonitor  # noqa: E402
 from gptoss_local.tui.app import ChatApp  # noqa: E402
 from gptoss_local.tui.messages import ReplyFinished, ReplyStreamed  # noqa: E402
 
@@ -82,7 +86,11 @@ async def measure(rate: int, seconds: float) -> dict[str, float]:
         os.environ["GPTOSS_LOCAL_HOME"] = folder
         history = open_history(Path(folder))
         backend = ScriptedBackend(script(int(rate * seconds)), delay=1 / rate)
-        app = MeteredApp(history, lambda _progress: backend, _generation(), "medium", None)
+        services = ChatServices(
+            history, ChatState(history, None, "medium"), GenerationSettings(),
+            lambda _progress: backend, vram=VramMonitor(),
+        )  # fmt: skip
+        app = MeteredApp(services)
         app.frames, app.batches = [], []
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("h", "i")
@@ -101,12 +109,6 @@ async def measure(rate: int, seconds: float) -> dict[str, float]:
         "fps": len(during) / stream_time,
         "batches": len([t for t in app.batches if t <= end]) / stream_time,
     }
-
-
-def _generation() -> object:
-    from gptoss_local.backends.base import GenerationSettings
-
-    return GenerationSettings()
 
 
 def report(rows: list[dict[str, float]], command: str) -> str:
