@@ -5,7 +5,8 @@ Each test gets its tier (`slow`, `terminal`, `clients`: tests/tiers.py) as it is
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,19 @@ def rtx_4090(monkeypatch: pytest.MonkeyPatch) -> None:
     from gptoss_local.hardware import machine as hardware
 
     monkeypatch.setattr(hardware, "load_nvml", lambda: FakeNvml([card("4090")]))
+
+
+@pytest.fixture
+def tiny_fs(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs, for a disk that fills (root only; skipped where mounting is not possible)."""
+    mount = tmp_path / "tiny-fs"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True
+    )
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

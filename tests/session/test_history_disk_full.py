@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,22 +17,6 @@ from installed_cli import gptoss
 from gptoss_local.session.errors import HistoryDiskFullError
 from gptoss_local.session.history import History
 from gptoss_local.session.migrations import MIGRATIONS, Migration
-
-
-@pytest.fixture
-def tiny_fs(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MiB tmpfs."""
-    mount = tmp_path / "tiny-fs"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True
-    )
-    if done.returncode:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _old_history(path: Path, migrations: tuple[Migration, ...] = MIGRATIONS[:-1]) -> str:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,22 +45,6 @@ def test_an_injected_enospc_stops_at_once_and_keeps_the_partial(
     monkeypatch.setattr(sink, "_os_write", os.write)  # room again: it resumes
     assert pull().path.read_bytes() == served.files[ONE]
     assert http_server.hits[-1].start == 1 << 20
-
-
-@pytest.fixture
-def tiny_fs(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MiB tmpfs (root only; skipped where mounting is not possible)."""
-    mount = tmp_path / "tiny-fs"
-    mount.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True
-    )
-    if done.returncode:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_small_filesystem_is_refused_before_starting(
