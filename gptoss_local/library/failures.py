@@ -18,10 +18,9 @@ from pathlib import Path
 
 from gptoss_local.i18n import _
 from gptoss_local.library.schema import LibraryError
+from gptoss_local.session.storage import is_busy, is_damage, quick_check_problem
 
 REBUILD = "gptoss-local docs reindex --rebuild"
-_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
-_DAMAGE_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (extended codes keep them in the low byte)
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
@@ -60,15 +59,9 @@ class IndexDamagedError(LibraryError):
 
 def index_error(exc: sqlite3.Error, path: Path | None) -> LibraryError:
     """The `LibraryError` to raise for SQLite's error `exc` on the index at `path`."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is None:  # Python 3.10: damage raises a plain DatabaseError; a lock says so
-        damaged = type(exc) is sqlite3.DatabaseError
-        busy = "locked" in str(exc) or "busy" in str(exc)
-    else:
-        damaged, busy = code & 0xFF in _DAMAGE_CODES, code & 0xFF in _BUSY_CODES
-    if damaged:
+    if is_damage(exc):
         return IndexDamagedError(path, str(exc))
-    if busy:
+    if is_busy(exc):
         return IndexLockedError(path, lock_holder(path) if path else None)
     return LibraryError(
         _("cannot use the docs index {path}: {error}").format(path=path, error=exc),
@@ -98,10 +91,9 @@ def check(conn: sqlite3.Connection, path: Path | None, thorough: bool = False) -
         IndexDamagedError: It is damaged.
     """
     with sqlite_errors(path):
-        found = conn.execute("PRAGMA quick_check").fetchone()
-        if found is not None and found[0] != "ok":
-            last = str(found[0]).strip().splitlines()[-1]
-            raise IndexDamagedError(path, f"SQLite's quick_check: {last[:120]}")
+        problem = quick_check_problem(conn)
+        if problem is not None:
+            raise IndexDamagedError(path, problem)
         if thorough:
             conn.execute("INSERT INTO chunks (chunks) VALUES ('integrity-check')")
 

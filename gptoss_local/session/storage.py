@@ -25,6 +25,7 @@ FILE_NAME = "history.sqlite3"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 _BUSY_TIMEOUT_MS = 5000  # the `chats` command may read while the TUI writes a reply
 _DAMAGE_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (extended codes keep them in the low byte)
+_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
 _FULL, _IOERR = 13, 10  # SQLITE_FULL, SQLITE_IOERR
 # SQLite reports a full disk as a plain I/O error where it cannot grow its -shm file
 # (SQLITE_IOERR_SHMSIZE, met when a history is opened to be upgraded): with less free space than
@@ -107,24 +108,44 @@ def _check(conn: sqlite3.Connection, path: Path) -> None:
     # right after it was evicted from the cache (a virtual machine's disk); a history of a few MB
     # takes a few ms. That is worth paying at start: `chat` then loads a model of gigabytes, and
     # damage found here is a clear error instead of a failure in the middle of the TUI.
+    problem = quick_check_problem(conn)
+    if problem is not None:
+        raise HistoryDamagedError(path, problem)
+
+
+def quick_check_problem(conn: sqlite3.Connection) -> str | None:
+    """What SQLite's quick_check finds wrong with the database of `conn` (None: nothing)."""
     found = conn.execute("PRAGMA quick_check").fetchone()
-    if found is not None and found[0] != "ok":
-        first = str(found[0]).strip().splitlines()[-1]
-        raise HistoryDamagedError(path, f"SQLite's quick_check: {first[:120]}")
+    if found is None or found[0] == "ok":
+        return None
+    last = str(found[0]).strip().splitlines()[-1]
+    return f"SQLite's quick_check: {last[:120]}"
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """Whether SQLite's error says the file is damaged (malformed, or not a database)."""
+    # Python 3.10 has no error code, but SQLite's damage codes are those that raise a plain
+    # DatabaseError (locked, full, read-only and the like raise OperationalError).
+    code = getattr(exc, "sqlite_errorcode", None)
+    return type(exc) is sqlite3.DatabaseError if code is None else (code & 0xFF) in _DAMAGE_CODES
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether SQLite's error says another connection holds the file (after its busy wait)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:  # Python 3.10: the message says so
+        return "locked" in str(exc) or "busy" in str(exc)
+    return (code & 0xFF) in _BUSY_CODES
 
 
 def history_error(exc: sqlite3.Error, path: Path) -> HistoryError:
     """The `HistoryError` to raise for an SQLite error on `path`: a damaged file (SQLite says
     it is malformed, or not a database) is a `HistoryDamagedError` saying how to move it away."""
-    # Python 3.10 has no error code, but SQLite's damage codes are those that raise a plain
-    # DatabaseError (locked, full, read-only and the like raise OperationalError).
-    code = getattr(exc, "sqlite_errorcode", None)
-    damaged = type(exc) is sqlite3.DatabaseError if code is None else (code & 0xFF) in _DAMAGE_CODES
-    if damaged:
+    if is_damage(exc):
         return HistoryDamagedError(path, str(exc))
     if isinstance(exc, sqlite3.OperationalError):
         free = _free_bytes(path.parent)
-        if _disk_full(code, str(exc), free):
+        if _disk_full(getattr(exc, "sqlite_errorcode", None), str(exc), free):
             return HistoryDiskFullError(path, free)
     return HistoryError(
         _("cannot use the chat history {path}: {error}").format(path=path, error=exc)
