@@ -1,6 +1,7 @@
-"""The two APIs the server speaks, one object each: how its requests are read, its names for
+"""The APIs the server speaks, one object each: how its requests are read, its names for
 the fields an engine may refuse, how its replies are written and how its stream is spelled.
-`service.py` routes a POST to one of them and asks it for whatever differs."""
+`service.py` routes a POST to one of them and asks it for whatever differs; `error_body`
+spells an error as the dialect a path belongs to expects it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from gptoss_local.serve import sse
 from gptoss_local.serve.api_request import ApiRequest, RequestReader
 from gptoss_local.serve.chat_reply import ChatReply
 from gptoss_local.serve.chat_request import ChatReader
+from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.generation import Generation
 from gptoss_local.serve.responses_reply import ResponsesReply
 from gptoss_local.serve.responses_request import ResponsesReader
@@ -48,6 +50,7 @@ class Api:
         closing: What its stream sends after the last event.
         error_piece: The object that tells its stream the generation failed, from the
             error's JSON body.
+        content_type: The media type of its stream.
     """
 
     reader: RequestReader
@@ -55,6 +58,7 @@ class Api:
     encode: Callable[[Piece], bytes]
     closing: tuple[bytes, ...] = ()
     error_piece: Callable[[Piece], Piece] = _as_it_is
+    content_type: str = "text/event-stream"
 
     def param_of(self, field: str, request: ReplyRequest | None = None) -> str | None:
         """The request's field for `field` of the `ReplyRequest` (`UnsupportedRequest.
@@ -79,3 +83,16 @@ def _responses_error(error: Piece) -> Piece:
 CHAT_COMPLETIONS = Api(ChatReader(), ChatReply, sse.data_line, closing=(sse.DONE,))
 RESPONSES = Api(ResponsesReader(), ResponsesReply, sse.typed_event, error_piece=_responses_error)
 ROUTES: dict[str, Api] = {"/v1/chat/completions": CHAT_COMPLETIONS, "/v1/responses": RESPONSES}
+
+
+ErrorBody = Callable[[ApiError], Piece]
+ERROR_BODIES: tuple[tuple[str, ErrorBody], ...] = ()
+"""Path prefixes whose dialect spells errors otherwise than OpenAI's `{"error": {...}}`."""
+
+
+def error_body(path: str, error: ApiError) -> Piece:
+    """The JSON body of `error` as the dialect of `path` spells it."""
+    for prefix, body in ERROR_BODIES:
+        if path.startswith(prefix):
+            return body(error)
+    return error.body()

@@ -78,14 +78,16 @@ class Guard:
         machine = socket.gethostname().lower().split(".")[0]
         return name == "localhost" or (name.split(".")[0] == machine and is_lan_host(name))
 
-    def key_ok(self, authorization: str | None) -> bool:
-        """Whether the request carries the key (`Authorization: Bearer KEY`), when one is set."""
+    def key_ok(self, authorization: str | None, api_key: str | None = None) -> bool:
+        """Whether the request carries the key, when one is set: `Authorization: Bearer KEY`,
+        or `x-api-key: KEY` as Anthropic's clients send it (`api_key`)."""
         if not self.api_key:
             return True
+        expected = self.api_key.encode()
+        if api_key is not None and hmac.compare_digest(api_key.strip().encode(), expected):
+            return True
         scheme, _, given = (authorization or "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(
-            given.strip().encode(), self.api_key.encode()
-        )
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), expected)
 
     def cors_origin(self, origin: str | None) -> str | None:
         """The Access-Control-Allow-Origin value for a request from `origin`, or None."""

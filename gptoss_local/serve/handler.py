@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from gptoss_local.serve.apis import error_body
 from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.request_body import body_length, parse_json
@@ -70,6 +71,10 @@ class Handler(BaseHTTPRequestHandler):
         with self.server.request():
             self._handle("POST")
 
+    def do_DELETE(self) -> None:
+        with self.server.request():
+            self._handle("DELETE")
+
     def do_OPTIONS(self) -> None:
         with self.server.request():
             self._handle("OPTIONS")
@@ -83,13 +88,14 @@ class Handler(BaseHTTPRequestHandler):
         try:
             answer = self._answer(method, path)
         except ApiError as exc:
-            answer = Answer(status=exc.status, body=exc.body())
+            answer = Answer(status=exc.status, body=error_body(path, exc))
             self._send(answer, retry=exc.status == 503)
         except OSError:  # the client hung up (or reset, or stalled past the timeout)
             answer, self.close_connection = Answer(status=GONE), True
         except Exception:
             log.exception("%s %s failed", method, path)
-            answer = Answer(status=500, body=ApiError(500, "internal error", "internal").body())
+            internal = ApiError(500, "internal error", "internal")
+            answer = Answer(status=500, body=error_body(path, internal))
             self._send(answer)
         finally:
             self._log(method, path, answer, time.monotonic() - started)
@@ -104,9 +110,12 @@ class Handler(BaseHTTPRequestHandler):
                            "invalid_host")  # fmt: skip
         if method == "OPTIONS":
             return self._preflight()
-        if path != "/health" and not guard.key_ok(self.headers.get("Authorization")):
+        if path != "/health" and not guard.key_ok(
+            self.headers.get("Authorization"), self.headers.get("x-api-key")
+        ):
             raise ApiError(401, "Incorrect or missing API key: send `Authorization: Bearer "
-                           "KEY` with the server's --api-key.", "invalid_api_key")  # fmt: skip
+                           "KEY` (or `x-api-key: KEY`) with the server's --api-key.",
+                           "invalid_api_key")  # fmt: skip
         service = self.server.service
         if method == "GET":
             answer = service.get(path)
@@ -118,7 +127,7 @@ class Handler(BaseHTTPRequestHandler):
     def _refuse(self) -> None:
         """A 503 for a connection over the limit, or for a request once `stop()` began."""
         self.close_connection = True
-        if self.command == "POST":  # read, so that closing does not reset the reply
+        if self.command in ("POST", "DELETE"):  # read, so that closing does not reset the reply
             self.rfile.read(body_length(self.headers))
         why = "is shutting down" if self.server.stopping else "has too many connections open"
         raise ApiError(503, f"The server {why}. Try again shortly.", "server_busy")
@@ -158,8 +167,11 @@ class Handler(BaseHTTPRequestHandler):
         answer = Answer(status=204 if origin else 405)
         self.send_response(answer.status)
         if origin:
-            self.send_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-            self.send_header("Access-Control-Allow-Headers", "Authorization, Content-Type")
+            self.send_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+            self.send_header(
+                "Access-Control-Allow-Headers",
+                "Authorization, Content-Type, x-api-key, anthropic-version",
+            )
             self.send_header("Access-Control-Max-Age", "600")
         self._common_headers()
         self.send_header("Content-Length", "0")
@@ -194,7 +206,7 @@ class Handler(BaseHTTPRequestHandler):
         remaining events are then read and dropped so that it ends and frees the model."""
         assert answer.stream is not None
         self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Type", answer.content_type)
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self._common_headers()

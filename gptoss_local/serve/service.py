@@ -52,6 +52,7 @@ class Answer:
     body: dict[str, Any] | None = None
     stream: Iterator[bytes] | None = None
     generation: Generation | None = None
+    content_type: str = "text/event-stream"
 
 
 class Service:
@@ -143,7 +144,7 @@ class Service:
             with stack:
                 return Answer(body=_whole(api, request, output, generation), generation=generation)
         streamed = _streamed(api, request, output, generation, stack)
-        return Answer(stream=streamed, generation=generation)
+        return Answer(stream=streamed, generation=generation, content_type=api.content_type)
 
     def _model(self) -> dict[str, Any]:
         return {"id": self.names[0], "object": "model", "created": self._created,

@@ -155,6 +155,14 @@ def test_the_key_is_a_bearer_token() -> None:
     assert Guard("127.0.0.1", 8080).key_ok(None)
 
 
+def test_the_key_may_come_as_x_api_key() -> None:
+    # Anthropic's clients send the key in `x-api-key` rather than as a bearer token.
+    guard = Guard("127.0.0.1", 8080, "s3cret")
+    assert guard.key_ok(None, "s3cret") and guard.key_ok("Bearer wrong", "s3cret")
+    for bad in ("", "wrong", "Bearer s3cret"):
+        assert not guard.key_ok(None, bad)
+
+
 def test_cors_only_for_the_origins_named() -> None:
     assert Guard("127.0.0.1", 1).cors_origin("http://a") is None
     named = Guard("127.0.0.1", 1, cors=("http://a",))
