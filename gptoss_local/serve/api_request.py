@@ -36,6 +36,9 @@ class ApiRequest:
     include_usage: bool = False
     carry_reasoning: bool = False
     summarise_reasoning: bool = False  # the chain of thought goes out as the reasoning summary
+    # Seconds the model stays loaded once this reply ends (Ollama's `keep_alive`): None the
+    # server's default, 0 unload at once, negative until the server stops.
+    keep_alive: float | None = None
 
 
 class RequestReader(ABC):
