@@ -5,34 +5,12 @@ The menu never takes the focus: the text area keeps it, and hands the menu's key
 Tab, Enter, Esc) to the controller first, while the menu is shown. So Enter in a chat box
 accepts a path instead of sending the message, and typing goes on into the box as usual.
 
-Wiring it into a text area (the chat's `ChatInput`, whose Enter sends), in three steps:
-
-1. Give the text area a `completer` attribute (None by default), and use it first in its
-   `_on_key`, so that a key the menu takes (Enter included) goes no further::
-
-       async def _on_key(self, event: events.Key) -> None:
-           if self.completer is not None and self.completer.handle_key(event):
-               return  # the menu used the key: Enter must not send
-           ...  # what the box did before
-
-2. Let the controller look again after every edit and cursor move, and close the menu when
-   the box loses the focus (in the text area's class)::
-
-       @on(TextArea.Changed)
-       @on(TextArea.SelectionChanged)
-       def _mention(self) -> None:
-           if self.completer is not None:
-               self.completer.refresh()
-
-       def on_blur(self) -> None:
-           if self.completer is not None:
-               self.completer.close()
-
-3. On the screen, yield a `MentionMenu` anywhere (it floats, `overlay: screen`, and takes no
-   room), and set the controller once both exist::
-
-       self.mentions = MentionMenu(id="mentions")
-       self.input.completer = MentionCompleter(self.input, self.mentions, root=Path.cwd())
+Wiring it into a text area, as the chat's `ChatInput` (`widgets.py`) does: the text area has a
+`completer` attribute (None by default) that its `_on_key` asks first (`handle_key`: a key the
+menu takes, Enter included, goes no further); it calls `completer.refresh()` after every edit
+and cursor move and `completer.close()` when it loses the focus. The screen yields a
+`MentionMenu` anywhere (it floats, `overlay: screen`, and takes no room) and sets the
+controller once both exist: `MentionCompleter(the_input, the_menu, root=Path.cwd())`.
 
 Clicking an entry accepts it too (the menu calls the controller back, `MentionMenu.chosen`).
 """
