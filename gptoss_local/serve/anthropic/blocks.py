@@ -1,6 +1,7 @@
 """The conversation of a Messages request: `system` and `messages` as Harmony messages.
 
-`system` (a string or text blocks) becomes the instructions. A user message's text blocks
+`system` (a string or text blocks) becomes the instructions, and so does a message of role
+"system" among the messages (Claude Code sends its environment so). A user message's text blocks
 become a user message, and each `tool_result` block a tool message answering the call its
 `tool_use_id` names (its content a string or text blocks; `is_error` is accepted, the error is
 in the text). An assistant message's blocks become one assistant message: its text, its
@@ -31,11 +32,13 @@ def instructions(system: Any) -> str | None:
     return _text(system, "system") or None
 
 
-def conversation(items: Any) -> list[Message]:
-    """The messages of `messages` as Harmony messages (a 400 names what is wrong)."""
+def conversation(items: Any) -> tuple[list[Message], list[str]]:
+    """The messages of `messages` as Harmony messages, and the texts of its system messages
+    (a 400 names what is wrong)."""
     if not isinstance(items, list) or not items:
         raise bad_request("messages must be a non-empty array", "messages")
     messages: list[Message] = []
+    system: list[str] = []
     calls: dict[str, str] = {}  # tool_use id -> the tool's name
     for index, item in enumerate(items):
         where = f"messages.{index}"
@@ -51,11 +54,13 @@ def conversation(items: Any) -> list[Message]:
                 messages += _user(blocks, f"{where}.content", calls)
             elif role == "assistant":
                 messages.append(_assistant(blocks, f"{where}.content", calls))
+            elif role == "system":
+                system.append(_text(blocks, f"{where}.content"))
             else:
                 raise bad_request(f"role must be user or assistant, not {role!r}", f"{where}.role")
         except ValueError as exc:  # a name the renderer refuses
             raise bad_request(str(exc), where) from None
-    return messages
+    return messages, system
 
 
 def _user(blocks: list[Any], where: str, calls: dict[str, str]) -> list[Message]:

@@ -5,7 +5,8 @@ order reads them: `stop_sequences` as the stop strings, `tool_choice` ({type: au
 tool | none}) as the Responses API's spelling of the same choice, `top_k` over the sampling
 settings. `max_tokens` is required, as in Anthropic's API. A field the server does not know
 is refused by name, unless it changes nothing a local model could honour and clients send it
-anyway (`IGNORED`: `metadata`, `service_tier`, `cache_control`, ...). `anthropic-beta`
+anyway (`IGNORED`: `metadata`, `service_tier`, `cache_control`, `context_management`,
+...). `anthropic-beta`
 headers are not read: what a beta adds comes as fields, and those are held to the same rule.
 """
 
@@ -27,7 +28,10 @@ from gptoss_local.serve.limits import Limits, check_tools
 READ = frozenset({"model", "max_tokens", "messages", "system", "tools", "tool_choice",
                   "stop_sequences", "temperature", "top_p", "top_k", "thinking", "stream",
                   "output_config"})  # fmt: skip
-IGNORED = frozenset({"metadata", "service_tier", "cache_control", "inference_geo", "speed"})
+# Claude Code sends `context_management` (clear old thinking or tool results): the prompt is
+# then longer than it asked, never other; the rest change nothing here.
+IGNORED = frozenset({"metadata", "service_tier", "cache_control", "inference_geo", "speed",
+                     "context_management"})  # fmt: skip
 # Read by `RequestReader.read` under the names it knows, once put so (`MessagesReader.read`).
 PASSED = ("model", "max_tokens", "messages", "system", "tools", "temperature", "top_p", "stream")
 CHOICES = {"auto": "auto", "any": "required", "none": "none"}
@@ -83,7 +87,9 @@ class MessagesReader(RequestReader):
     def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
         items = body.items("messages")
         limits.check_count(items or [], "messages")  # before reading them one by one
-        return blocks.conversation(items), blocks.instructions(body.data.get("system"))
+        messages, system = blocks.conversation(items)
+        given = [blocks.instructions(body.data.get("system")), *system]
+        return messages, "\n\n".join(filter(None, given)) or None
 
     def effort(self, body: Body) -> Any:
         asked, _, _ = thinking.read_thinking(body.data.get("thinking"))
