@@ -118,6 +118,8 @@ def test_count_tokens_counts_the_prompt_the_model_reads(
 def test_errors_are_the_sdks_own(client: anthropic.Anthropic) -> None:
     with pytest.raises(anthropic.NotFoundError, match="does not exist here"):
         client.messages.create(model="claude-sonnet-4-5", max_tokens=10, messages=hi())
+    with pytest.raises(anthropic.NotFoundError, match="does not exist here"):
+        client.messages.count_tokens(model="claude-sonnet-4-5", messages=hi())
     with pytest.raises(anthropic.BadRequestError, match="mcp_servers") as caught:
         client.messages.create(model="gpt-oss-tiny", max_tokens=10, messages=hi(),
                                extra_body={"mcp_servers": []})  # fmt: skip

@@ -6,18 +6,21 @@ the ones the server cannot honour refused by name."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from read_helpers import DEFAULTS, NAMES
 
-from gptoss_local.backends.base import ReplyRequest, ToolChoice
+from gptoss_local.backends.base import Capabilities, ReplyRequest, ToolChoice
 from gptoss_local.harmony import render_prompt
 from gptoss_local.serve.anthropic import errors
+from gptoss_local.serve.anthropic.count import count_tokens
 from gptoss_local.serve.anthropic.request import MessagesReader, MessagesRequest
 from gptoss_local.serve.anthropic.thinking import sign
 from gptoss_local.serve.chat_request import ChatReader
 from gptoss_local.serve.errors import ApiError
+from gptoss_local.serve.limits import Limits
 
 HI = [{"role": "user", "content": "hi"}]
 CITY = {"type": "object", "properties": {"city": {"type": "string"}}}
@@ -214,3 +217,19 @@ def test_errors_are_spelled_as_anthropic_spells_them() -> None:
     failed = ApiError(500, "The model failed: boom", "decode_failed").body()
     event = {"type": "error", "error": {"type": "api_error", "message": "The model failed: boom"}}
     assert errors.error_event(failed) == event
+
+
+def test_an_engine_without_a_tokenizer_gets_an_estimate_of_the_prompt() -> None:
+    """Ollama's engine keeps its tokenizer: count_tokens estimates from the rendered prompt
+    (the engine's count_prompt, which it lacks here, is never called)."""
+    engine: Any = SimpleNamespace(capabilities=Capabilities(tokenizer=False))
+
+    def counted(text: str) -> int:
+        body = {"model": "gpt-oss-20b", "messages": [{"role": "user", "content": text}]}
+        return count_tokens(engine, body, NAMES, DEFAULTS, Limits())["input_tokens"]
+
+    short, long = counted("hi"), counted("hi " * 400)
+    assert 20 < short < long and long - short >= 200  # the prompt's own tokens, then 1,200 bytes
+    with pytest.raises(ApiError) as caught:
+        count_tokens(engine, {"model": "gpt-4o", "messages": HI}, NAMES, DEFAULTS, Limits())
+    assert caught.value.status == 404

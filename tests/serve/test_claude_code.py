@@ -8,7 +8,8 @@ display: omitted}`, `output_config.effort`, `context_management` and a system me
 the messages; the thinking comes back with its text left out, and the signature carries it.
 Its whole tool set is about 36,000 of the tiny model's tokens, past its 32,768-token context,
 so the test offers it Bash alone (`--tools Bash`). The random model is steered (codex_helpers)
-to call Bash, then to answer once it has the output: the file on disk is the proof.
+to call Bash, then to answer once it has the output: the file on disk is the proof. Every
+connection past loopback goes to a proxy that refuses it, so the run is offline.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from serve_helpers import running_server
 CLAUDE = CLIENTS / "node_modules" / ".bin" / "claude"
 COMMAND = "echo made by claude > proof.txt"
 THOUGHT = "Make the proof file"
+NOWHERE = "http://127.0.0.1:9"  # a proxy that refuses: anything past loopback would fail
 
 
 def claude_program() -> Path:
@@ -41,10 +43,12 @@ def run_claude(
     work: Path, home: Path, base_url: str, prompt: str
 ) -> subprocess.CompletedProcess[str]:
     """`claude -p PROMPT` in `work`, against `base_url`, with nothing of the user's."""
+    models = ("ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL")
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "ANTHROPIC_BASE_URL": base_url,
-           "ANTHROPIC_API_KEY": "local", "ANTHROPIC_MODEL": "gpt-oss-tiny",
-           "ANTHROPIC_SMALL_FAST_MODEL": "gpt-oss-tiny",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}  # fmt: skip
+           "ANTHROPIC_API_KEY": "local", **dict.fromkeys(models, "gpt-oss-tiny"),
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+           **dict.fromkeys(("HTTPS_PROXY", "HTTP_PROXY"), NOWHERE),
+           "NO_PROXY": "127.0.0.1,localhost"}  # fmt: skip
     command = [str(claude_program()), "-p", prompt, "--model", "gpt-oss-tiny", "--tools", "Bash",
                "--allowedTools", "Bash", "--output-format", "json"]  # fmt: skip
     return subprocess.run(command, cwd=work, env=env, stdin=subprocess.DEVNULL,
