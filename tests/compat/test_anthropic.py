@@ -124,6 +124,9 @@ def test_errors_are_the_sdks_own(client: anthropic.Anthropic) -> None:
         client.messages.create(model="gpt-oss-tiny", max_tokens=10, messages=hi(),
                                extra_body={"mcp_servers": []})  # fmt: skip
     assert caught.value.body["error"]["type"] == "invalid_request_error"  # type: ignore[index]
+    too_long = [{"role": "user", "content": "word " * 3000}]  # past the 2,048-token context
+    with pytest.raises(anthropic.BadRequestError, match="context"):
+        client.messages.create(model="tiny", max_tokens=10, messages=too_long)  # type: ignore[arg-type]
     with pytest.raises(anthropic.BadRequestError, match="max_tokens is required"):
         client.post("/v1/messages", cast_to=object, body={"model": "tiny", "messages": hi()})
     # the model fails once the stream has begun: an error event, which the SDK raises
