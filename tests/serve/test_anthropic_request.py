@@ -199,6 +199,7 @@ def test_what_clients_send_and_changes_nothing_is_accepted() -> None:
         ),
         ({"messages": [{"role": "tool", "content": "x"}]}, "messages.0.role"),
         ({"stop_sequences": "END"}, "stop_sequences"),
+        ({"stop_sequences": [f"s{n}" for n in range(17)]}, "stop_sequences"),
     ],
 )
 def test_what_the_server_cannot_honour_is_refused_by_name(fields: dict, named: str) -> None:

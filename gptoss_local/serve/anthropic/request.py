@@ -22,8 +22,8 @@ from gptoss_local.harmony.tools import function_tool
 from gptoss_local.serve.anthropic import blocks, thinking
 from gptoss_local.serve.api_request import ApiRequest, RequestReader
 from gptoss_local.serve.errors import bad_request
-from gptoss_local.serve.fields import Body
-from gptoss_local.serve.limits import Limits, check_tools
+from gptoss_local.serve.fields import MAX_STOPS, Body
+from gptoss_local.serve.limits import Limits, check_stops, check_tools
 
 READ = frozenset({"model", "max_tokens", "messages", "system", "tools", "tool_choice",
                   "stop_sequences", "temperature", "top_p", "top_k", "thinking", "stream",
@@ -160,6 +160,9 @@ def _stop_sequences(value: Any) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(s, str) and s for s in value):
         raise bad_request("stop_sequences must be an array of non-empty strings",
                           "stop_sequences")  # fmt: skip
+    if len(value) > MAX_STOPS:
+        raise bad_request(f"stop_sequences takes at most {MAX_STOPS} strings", "stop_sequences")
+    check_stops(value)
     return value
 
 
