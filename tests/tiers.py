@@ -20,7 +20,8 @@ TESTS = Path(__file__).resolve().parent
 # Where a name comes from (its top-level module) that makes a test `terminal` or `clients`.
 TERMINAL_MODULES = frozenset({"terminal_helpers"})
 CLIENT_MODULES = frozenset({"openai", "agents", "langchain", "langchain_core", "langchain_openai",
-                            "pydantic_ai", "litellm", "llm", "codex_helpers"})  # fmt: skip
+                            "pydantic_ai", "litellm", "llm", "codex_helpers",
+                            "anthropic"})  # fmt: skip
 TERMINAL_WORDS = frozenset({"tmux"})  # a string the code holds: tmux run directly
 CLIENT_FOLDERS = ("compat",)  # every test there runs a client (node's included)
 # A fixture that makes a test slow: the 63 MB model takes seconds a reply on two cores.

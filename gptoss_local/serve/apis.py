@@ -12,6 +12,9 @@ from typing import Any, Protocol
 from gptoss_local.backends.base import ReplyRequest
 from gptoss_local.events import Event
 from gptoss_local.serve import sse
+from gptoss_local.serve.anthropic import errors as anthropic_errors
+from gptoss_local.serve.anthropic.reply import MessagesReply
+from gptoss_local.serve.anthropic.request import MessagesReader
 from gptoss_local.serve.api_request import ApiRequest, RequestReader
 from gptoss_local.serve.chat_reply import ChatReply
 from gptoss_local.serve.chat_request import ChatReader
@@ -82,11 +85,14 @@ def _responses_error(error: Piece) -> Piece:
 
 CHAT_COMPLETIONS = Api(ChatReader(), ChatReply, sse.data_line, closing=(sse.DONE,))
 RESPONSES = Api(ResponsesReader(), ResponsesReply, sse.typed_event, error_piece=_responses_error)
+MESSAGES = Api(MessagesReader(), MessagesReply, sse.typed_event,
+               error_piece=anthropic_errors.error_event)  # fmt: skip
 ROUTES: dict[str, Api] = {"/v1/chat/completions": CHAT_COMPLETIONS, "/v1/responses": RESPONSES}
+ROUTES["/v1/messages"] = MESSAGES  # Anthropic's Messages API
 
 
 ErrorBody = Callable[[ApiError], Piece]
-ERROR_BODIES: tuple[tuple[str, ErrorBody], ...] = ()
+ERROR_BODIES: tuple[tuple[str, ErrorBody], ...] = (("/v1/messages", anthropic_errors.body),)
 """Path prefixes whose dialect spells errors otherwise than OpenAI's `{"error": {...}}`."""
 
 

@@ -76,6 +76,11 @@ class Generation:
         return "length" if self._cut_short else "stop"
 
     @property
+    def stop_sequence(self) -> str | None:
+        """The stop string that ended the answer (None when none did)."""
+        return self._stops.found
+
+    @property
     def _cut_short(self) -> bool:
         return self.stats is not None and self.stats.stop_reason in CUT_SHORT
 

@@ -120,7 +120,8 @@ class Handler(BaseHTTPRequestHandler):
         if method == "GET":
             answer = service.get(path)
         else:
-            answer = self._generate(service, path, self._body())
+            data = self._body()
+            answer = service.direct(path, data) or self._generate(service, path, data)
         self._send(answer)
         return answer
 

@@ -20,6 +20,7 @@ from gptoss_local.backends.base import (
     check_request,
 )
 from gptoss_local.events import Event
+from gptoss_local.serve.anthropic import count
 from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.apis import ROUTES, Api
 from gptoss_local.serve.errors import ApiError
@@ -97,6 +98,13 @@ class Service:
         if path == "/health":
             return Answer(body={"status": "ok", "waiting": self.scheduler.waiting})
         raise _no_route(path)
+
+    def direct(self, path: str, data: Any) -> Answer | None:
+        """A POST answered without generating (Anthropic's count_tokens), or None."""
+        if path != count.PATH:
+            return None
+        names, defaults, limits = self.names, self.defaults, self.limits
+        return Answer(body=count.count_tokens(self.backend, data, names, defaults, limits))
 
     def post(self, path: str, data: Any, cancel: threading.Event) -> Answer:
         """A POST: a chat completion or a response; `cancel` is set when the client leaves."""
@@ -186,4 +194,5 @@ def _backend_error(exc: BackendError, api: Api, request: ReplyRequest) -> ApiErr
 
 def _no_route(path: str) -> ApiError:
     return ApiError(404, f"There is no {path} here: this server offers /v1/models, "
-                    "/v1/chat/completions and /v1/responses.", "unknown_route")  # fmt: skip
+                    "/v1/chat/completions, /v1/responses and /v1/messages.",
+                    "unknown_route")  # fmt: skip

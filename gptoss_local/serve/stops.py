@@ -14,6 +14,7 @@ class StopFilter:
         self.stops = stops
         self.hold = max((len(s) for s in stops), default=1) - 1
         self.matched = False
+        self.found: str | None = None  # the stop string that matched
         self._pending = ""
 
     def feed(self, text: str) -> str:
@@ -23,8 +24,9 @@ class StopFilter:
         if not self.stops:
             return text
         buffer = self._pending + text
-        cut = min((i for i in (buffer.find(s) for s in self.stops) if i >= 0), default=-1)
-        if cut >= 0:
+        found = [(i, s) for i, s in ((buffer.find(s), s) for s in self.stops) if i >= 0]
+        if found:
+            cut, self.found = min(found, key=lambda pair: pair[0])
             self.matched, self._pending = True, ""
             return buffer[:cut]
         keep = self._held(buffer)
