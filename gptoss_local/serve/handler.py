@@ -110,7 +110,7 @@ class Handler(BaseHTTPRequestHandler):
                            "invalid_host")  # fmt: skip
         if method == "OPTIONS":
             return self._preflight()
-        if path != "/health" and not guard.key_ok(
+        if path not in ("/health", "/") and not guard.key_ok(
             self.headers.get("Authorization"), self.headers.get("x-api-key")
         ):
             raise ApiError(401, "Incorrect or missing API key: send `Authorization: Bearer "
@@ -120,7 +120,8 @@ class Handler(BaseHTTPRequestHandler):
         if method == "GET":
             answer = service.get(path)
         else:
-            answer = self._generate(service, path, self._body())
+            data = self._body()
+            answer = service.plain(method, path, data) or self._generate(service, path, data)
         self._send(answer)
         return answer
 
@@ -184,12 +185,15 @@ class Handler(BaseHTTPRequestHandler):
         if answer.status == GONE:
             self.close_connection = True
             return
-        if answer.body is None:
+        if answer.text is not None:  # Ollama's `GET /`
+            data, kind = answer.text.encode(), "text/plain; charset=utf-8"
+        elif answer.body is not None:
+            data, kind = json.dumps(answer.body, ensure_ascii=False).encode(), "application/json"
+        else:
             return
-        data = json.dumps(answer.body, ensure_ascii=False).encode()
         try:
             self.send_response(answer.status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             if retry:
                 self.send_header("Retry-After", "1")
