@@ -4,7 +4,8 @@
 assistant message brings back its `content`, its `thinking` (the chain of thought, which
 gpt-oss keeps through a turn still calling tools) and its `tool_calls` (arguments as an object,
 or as JSON text); a tool message answers the call its `tool_name` names (or, as LangChain
-sends it, the call whose id `tool_call_id` names; else the oldest unanswered call).
+sends it, the call whose id `tool_call_id` names; else the oldest call of the assistant message
+before it not answered yet).
 `/api/generate`'s `prompt` is one user message and its `system` the instructions.
 Images are refused: gpt-oss reads text only.
 """
@@ -28,6 +29,7 @@ def chat_history(items: list[Any] | None) -> tuple[list[Message], str | None]:
     messages: list[Message] = []
     instructions: list[str] = []
     calls: dict[str, str] = {}  # a call's id (LangChain sends one) -> the tool's name
+    pending: list[str] = []  # the last assistant message's calls not answered yet
     for index, item in enumerate(items):
         where = f"messages[{index}]"
         if not isinstance(item, dict):
@@ -42,9 +44,10 @@ def chat_history(items: list[Any] | None) -> tuple[list[Message], str | None]:
                 messages.append(Message("user", content))
             elif role == "assistant":
                 messages.append(_assistant(item, content, where, calls))
+                pending[:] = [c.name for c in messages[-1].tool_calls]
             elif role == "tool":
-                name = _text(item, "tool_name", where) or calls.get(str(item.get("tool_call_id")))
-                messages.append(Message("tool", content, tool_name=name or None))
+                name = _answered(item, where, calls, pending)
+                messages.append(Message("tool", content, tool_name=name))
             else:
                 raise bad_request(f"unknown role {role!r}", f"{where}.role")
         except ValueError as exc:  # a name the renderer refuses
@@ -84,6 +87,19 @@ def _assistant(item: dict[str, Any], content: str, where: str, calls: dict[str, 
         if call.get("id") is not None:
             calls[str(call["id"])] = function["name"]
     return Message("assistant", content, reasoning=thinking, tool_calls=tuple(records))
+
+
+def _answered(
+    item: dict[str, Any], where: str, calls: dict[str, str], pending: list[str]
+) -> str | None:
+    """The tool a result answers: `tool_name`, or the call `tool_call_id` names; else the
+    oldest call not answered yet (the ollama client drops a call's id on the way)."""
+    name = _text(item, "tool_name", where) or calls.get(str(item.get("tool_call_id")))
+    if name in pending:
+        pending.remove(name)
+    elif not name and pending:
+        name = pending.pop(0)
+    return name or None
 
 
 def _text(item: dict[str, Any], key: str, where: str) -> str:

@@ -48,11 +48,12 @@ def call_json(call: ToolCall, index: int) -> Piece:
     return {"function": {"index": index, "name": call.name, "arguments": call.arguments}}
 
 
-def counts(stats: Stats | None, started: int) -> Piece:
-    """The last object's counts and durations (nanoseconds; the model was already loaded)."""
-    s = stats or Stats()
+def counts(generation: Generation) -> Piece:
+    """The last object's counts and durations (nanoseconds, from when the generation was
+    asked for; the model was loaded already)."""
+    s = generation.stats or Stats()
     return {
-        "total_duration": time.monotonic_ns() - started,
+        "total_duration": time.monotonic_ns() - generation.started,
         "load_duration": 0,
         "prompt_eval_count": s.prompt_tokens,
         "prompt_eval_duration": int(s.prefill_seconds * NANOS),
@@ -64,11 +65,8 @@ def counts(stats: Stats | None, started: int) -> Piece:
 class ChatReply:
     """The reply to one `/api/chat` request."""
 
-    text_key = "content"
-
     def __init__(self, asked: ApiRequest) -> None:
         self.asked = asked
-        self.started = time.monotonic_ns()
 
     def whole(self, events: Iterable[Event], generation: Generation) -> Piece:
         """The whole reply as one object (after the generation has ended)."""
@@ -111,7 +109,7 @@ class ChatReply:
     def _last(self, generation: Generation, part: Piece) -> Piece:
         reason = "length" if generation.finish == "length" else "stop"
         head = {**self._piece(part), "done": True, "done_reason": reason}
-        return {**head, **counts(generation.stats, self.started)}
+        return {**head, **counts(generation)}
 
 
 class GenerateReply(ChatReply):
