@@ -67,6 +67,10 @@ class Handler(BaseHTTPRequestHandler):
         with self.server.request():
             self._handle("GET")
 
+    def do_HEAD(self) -> None:  # the ollama CLI's check that a server is up: `HEAD /`
+        with self.server.request():
+            self._handle("HEAD")
+
     def do_POST(self) -> None:
         with self.server.request():
             self._handle("POST")
@@ -117,7 +121,7 @@ class Handler(BaseHTTPRequestHandler):
                            "KEY` (or `x-api-key: KEY`) with the server's --api-key.",
                            "invalid_api_key")  # fmt: skip
         service = self.server.service
-        if method == "GET":
+        if method in ("GET", "HEAD"):
             answer = service.get(path)
         else:
             data = self._body()
@@ -201,7 +205,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header("Connection", "close")
             self._common_headers()
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":
+                self.wfile.write(data)
         except OSError:
             answer.status, self.close_connection = GONE, True
 

@@ -119,3 +119,14 @@ def test_an_unknown_model_and_a_refused_option(served: Running) -> None:
             assert (asked if status == 404 else "mirostat") in exc.error
         else:
             raise AssertionError("no error")
+
+
+def test_pull_of_the_served_model_succeeds_and_of_another_is_refused(served: Running) -> None:
+    assert [p.status for p in client(served).pull(MODEL, stream=True)] == ["success"]
+    assert client(served).pull(MODEL, stream=False).status == "success"
+    try:
+        list(client(served).pull("llama3.2", stream=True))  # raises as it is read
+    except ollama.ResponseError as exc:
+        assert exc.status_code == 400 and "gptoss-local pull" in exc.error
+    else:
+        raise AssertionError("another model was pulled")

@@ -48,6 +48,14 @@ def test_liveness_is_text_and_health_stays(served: Running) -> None:
     assert headers["Content-Type"].startswith("text/plain")
     status, _, raw = request(served, "GET", "/health")
     assert status == 200 and json.loads(raw)["status"] == "ok"
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    try:  # the ollama CLI's check; the connection stays usable after it
+        for _ in range(2):
+            connection.request("HEAD", "/")
+            answer = connection.getresponse()
+            assert (answer.status, answer.read()) == (200, b"")
+    finally:
+        connection.close()
 
 
 def test_a_chat_streams_one_object_a_line(served: Running) -> None:
@@ -88,8 +96,9 @@ def test_errors_before_the_reply(served: Running) -> None:
     body = {"model": "tiny", "messages": HI, "options": {"mirostat": 2}}
     status, _, raw = request(served, "POST", "/api/chat", body)
     assert status == 400 and "mirostat" in error_of(raw)
-    status, _, raw = request(served, "GET", "/api/nothing")
-    assert status == 404 and "/api/nothing" in error_of(raw)
+    for method in ("GET", "POST"):
+        status, _, raw = request(served, method, "/api/nothing", {})
+        assert status == 404 and "/api/nothing" in error_of(raw) and "/api/chat" in error_of(raw)
 
 
 def test_a_request_without_messages_is_a_preload(served: Running) -> None:

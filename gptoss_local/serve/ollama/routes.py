@@ -69,7 +69,7 @@ class OllamaRoutes:
             return Plain({"models": self.card.tags()})
         if path == "/api/ps":
             return Plain({"models": [self.card.running(self.backend.info())]})
-        return None
+        return _unknown(path)
 
     def post(self, method: str, path: str, data: Any) -> Plain | None:
         """A POST or DELETE of Ollama's API that generates nothing; None for the others."""
@@ -87,7 +87,7 @@ class OllamaRoutes:
         if path in REFUSED or path.startswith("/api/blobs/"):
             why = REFUSED.get(path, f"{ONE_MODEL}; it takes no blobs")
             raise ApiError(501, why.format(names=", ".join(self.card.names)), "unsupported")
-        return None
+        return _unknown(path)
 
     def _model(self, data: Any) -> str:
         """The model a request names (`model`, or `name` as older clients send it)."""
@@ -124,3 +124,11 @@ class OllamaRoutes:
         part = {"message": {"role": "assistant", "content": ""}} if path == "/api/chat" else {
             "response": ""}  # fmt: skip
         return Plain({**head, **part, "done": True, "done_reason": "load"})
+
+
+def _unknown(path: str) -> None:
+    """Nothing for a path outside Ollama's API; a 404 naming what it has for one inside."""
+    if path.startswith("/api/"):
+        raise ApiError(404, f"There is no {path} here: this server offers Ollama's /api/chat, "
+                       "/api/generate, /api/tags, /api/show, /api/ps and /api/version.",
+                       "unknown_route")  # fmt: skip
