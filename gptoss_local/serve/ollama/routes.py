@@ -69,7 +69,8 @@ class OllamaRoutes:
             return Plain({"models": self.card.tags()})
         if path == "/api/ps":
             return Plain({"models": [self.card.running(self.backend.info())]})
-        return _unknown(path)
+        _refuse_unknown(path)
+        return None
 
     def post(self, method: str, path: str, data: Any) -> Plain | None:
         """A POST or DELETE of Ollama's API that generates nothing; None for the others."""
@@ -87,7 +88,8 @@ class OllamaRoutes:
         if path in REFUSED or path.startswith("/api/blobs/"):
             why = REFUSED.get(path, f"{ONE_MODEL}; it takes no blobs")
             raise ApiError(501, why.format(names=", ".join(self.card.names)), "unsupported")
-        return _unknown(path)
+        _refuse_unknown(path)
+        return None
 
     def _model(self, data: Any) -> str:
         """The model a request names (`model`, or `name` as older clients send it)."""
@@ -126,7 +128,7 @@ class OllamaRoutes:
         return Plain({**head, **part, "done": True, "done_reason": "load"})
 
 
-def _unknown(path: str) -> None:
+def _refuse_unknown(path: str) -> None:
     """Nothing for a path outside Ollama's API; a 404 naming what it has for one inside."""
     if path.startswith("/api/"):
         raise ApiError(404, f"There is no {path} here: this server offers Ollama's /api/chat, "
