@@ -158,8 +158,11 @@ class Service:
         return Answer(stream=streamed, generation=generation, content_type=api.content_type)
 
     def _model(self, name: str) -> dict[str, Any]:
-        return {"id": name, "object": "model", "created": self._created,
-                "owned_by": "gptoss-local", "max_model_len": self._context}  # fmt: skip
+        model = {"id": name, "object": "model", "created": self._created,
+                 "owned_by": "gptoss-local", "max_model_len": self._context}  # fmt: skip
+        if name != self.names[0]:  # another name for it, which a client can tell apart
+            model["alias_of"] = self.names[0]
+        return model
 
 
 def _whole(

@@ -11,6 +11,7 @@ import pytest
 from read_helpers import NAMES, SCHEMA, WEATHER, PlainEngine
 
 from gptoss_local.backends.base import GenerationSettings
+from gptoss_local.backends.openai.backend import choose_model, models_apart
 from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.apis import ROUTES, error_body
 from gptoss_local.serve.errors import ApiError
@@ -146,6 +147,10 @@ def test_model_lists_show_the_names_a_user_types() -> None:
     assert ids == ["gpt-oss-20b-mxfp4", "gpt-oss:20b", "gpt-oss-20b"]
     one = service.get("/v1/models/gpt-oss:20b").body
     assert one is not None and one["id"] == "gpt-oss:20b"
+    # gptoss-local's own client (`chat --backend openai`) still finds one model there.
+    listing = service.get("/v1/models").body["data"]  # type: ignore[index]
+    apart = [str(m["id"]) for m in models_apart(listing)]
+    assert choose_model(apart, None, "u") == choose_model(apart, "20b", "u") == NAMES[0]
     tags = service.get("/api/tags").body
     assert tags is not None and [m["name"] for m in tags["models"]] == ids
     assert tags["models"][0]["details"]["family"] == "gpt-oss"
