@@ -1,4 +1,5 @@
-"""`gptoss-local serve`: load the planned model once and serve it through the OpenAI API."""
+"""`gptoss-local serve`: load the planned model once and serve it through the OpenAI API and
+Ollama's (`--ollama`: on Ollama's own port too, `serve_ollama`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from functools import partial
 from gptoss_local import config
 from gptoss_local.catalog import Catalog
 from gptoss_local.commands.notes import LoadNotes, warn
+from gptoss_local.commands.serve_ollama import ollama_listener
 from gptoss_local.errors import UnknownModelError, WishError
 from gptoss_local.i18n import _
 from gptoss_local.launch.engines import engine
@@ -55,7 +57,12 @@ def run_serve(args: argparse.Namespace) -> int:
         names = (ready.model, *model_aliases(prepared.preparation.catalog, ready.model))
         service = Service(backend, names, ready.generation, args.max_waiting, stream)
         server = listen(service, guard)
-        _serve(server, ready.model, guard)
+        second = ollama_listener(service, guard, args.ollama_port) if args.ollama else None
+        try:
+            _serve(server, ready.model, guard)
+        finally:
+            if second is not None:
+                second.stop()
     finally:
         backend.close()
         if library is not None:

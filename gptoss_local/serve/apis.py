@@ -6,7 +6,7 @@ spells an error as the dialect a path belongs to expects it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from gptoss_local.backends.base import ReplyRequest
@@ -20,6 +20,8 @@ from gptoss_local.serve.chat_reply import ChatReply
 from gptoss_local.serve.chat_request import ChatReader
 from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.generation import Generation
+from gptoss_local.serve.ollama import reply as ollama_reply
+from gptoss_local.serve.ollama import request as ollama_request
 from gptoss_local.serve.responses_reply import ResponsesReply
 from gptoss_local.serve.responses_request import ResponsesReader
 
@@ -87,12 +89,25 @@ CHAT_COMPLETIONS = Api(ChatReader(), ChatReply, sse.data_line, closing=(sse.DONE
 RESPONSES = Api(ResponsesReader(), ResponsesReply, sse.typed_event, error_piece=_responses_error)
 MESSAGES = Api(MessagesReader(), MessagesReply, sse.typed_event,
                error_piece=anthropic_errors.error_event)  # fmt: skip
-ROUTES: dict[str, Api] = {"/v1/chat/completions": CHAT_COMPLETIONS, "/v1/responses": RESPONSES}
-ROUTES["/v1/messages"] = MESSAGES  # Anthropic's Messages API
+NDJSON = "application/x-ndjson"
+OLLAMA_CHAT = Api(ollama_request.ChatReader(), ollama_reply.ChatReply, ollama_reply.ndjson,
+                  error_piece=ollama_reply.error_piece, content_type=NDJSON)  # fmt: skip
+OLLAMA_GENERATE = replace(OLLAMA_CHAT, reader=ollama_request.GenerateReader(),
+                          reply=ollama_reply.GenerateReply)  # fmt: skip
+ROUTES: dict[str, Api] = {
+    "/v1/chat/completions": CHAT_COMPLETIONS,
+    "/v1/responses": RESPONSES,
+    "/v1/messages": MESSAGES,  # Anthropic's Messages API
+    "/api/chat": OLLAMA_CHAT,
+    "/api/generate": OLLAMA_GENERATE,
+}
 
 
 ErrorBody = Callable[[ApiError], Piece]
-ERROR_BODIES: tuple[tuple[str, ErrorBody], ...] = (("/v1/messages", anthropic_errors.body),)
+ERROR_BODIES: tuple[tuple[str, ErrorBody], ...] = (
+    ("/v1/messages", anthropic_errors.body),
+    ("/api/", lambda error: {"error": error.message}),  # Ollama's
+)
 """Path prefixes whose dialect spells errors otherwise than OpenAI's `{"error": {...}}`."""
 
 

@@ -11,6 +11,7 @@ token limit, a stop string) is not checked: its finish reason says it is not who
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Literal
 
@@ -33,6 +34,7 @@ class Generation:
 
     def __init__(self, stream: Streamer, asked: ApiRequest, cancel: threading.Event) -> None:
         self.cancel = cancel
+        self.started = time.monotonic_ns()  # for replies that tell their whole duration
         self._format = asked.request.response_format
         self._stops = StopFilter(asked.stops)
         self._reply = stream(asked.request, cancel)

@@ -67,6 +67,10 @@ class Handler(BaseHTTPRequestHandler):
         with self.server.request():
             self._handle("GET")
 
+    def do_HEAD(self) -> None:  # the ollama CLI's check that a server is up: `HEAD /`
+        with self.server.request():
+            self._handle("HEAD")
+
     def do_POST(self) -> None:
         with self.server.request():
             self._handle("POST")
@@ -110,18 +114,18 @@ class Handler(BaseHTTPRequestHandler):
                            "invalid_host")  # fmt: skip
         if method == "OPTIONS":
             return self._preflight()
-        if path != "/health" and not guard.key_ok(
+        if path not in ("/health", "/") and not guard.key_ok(
             self.headers.get("Authorization"), self.headers.get("x-api-key")
         ):
             raise ApiError(401, "Incorrect or missing API key: send `Authorization: Bearer "
                            "KEY` (or `x-api-key: KEY`) with the server's --api-key.",
                            "invalid_api_key")  # fmt: skip
         service = self.server.service
-        if method == "GET":
+        if method in ("GET", "HEAD"):
             answer = service.get(path)
         else:
             data = self._body()
-            answer = service.direct(path, data) or self._generate(service, path, data)
+            answer = service.plain(method, path, data) or self._generate(service, path, data)
         self._send(answer)
         return answer
 
@@ -185,12 +189,15 @@ class Handler(BaseHTTPRequestHandler):
         if answer.status == GONE:
             self.close_connection = True
             return
-        if answer.body is None:
+        if answer.text is not None:  # Ollama's `GET /`
+            data, kind = answer.text.encode(), "text/plain; charset=utf-8"
+        elif answer.body is not None:
+            data, kind = json.dumps(answer.body, ensure_ascii=False).encode(), "application/json"
+        else:
             return
-        data = json.dumps(answer.body, ensure_ascii=False).encode()
         try:
             self.send_response(answer.status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             if retry:
                 self.send_header("Retry-After", "1")
@@ -198,7 +205,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_header("Connection", "close")
             self._common_headers()
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":
+                self.wfile.write(data)
         except OSError:
             answer.status, self.close_connection = GONE, True
 

@@ -1,6 +1,7 @@
 """Which `model` names a request may use for the loaded model.
 
-The server has one model, listed by `GET /v1/models` under its first name. Clients and guides
+The server has one model, listed by `GET /v1/models` (and Ollama's `/api/tags`) under its
+first name and the names a user would type for it (`listed`). Clients and guides
 spell gpt-oss many ways ("gpt-oss-20b", "gpt-oss:20b" as Ollama tags it, "openai/gpt-oss-20b"
 as Hugging Face names it, "GPT-OSS-20B"), so a request names the loaded model when its name,
 compared loosely (`normal`), is one of the server's names, or names the same gpt-oss model
@@ -47,3 +48,15 @@ def accepts(asked: str, names: Sequence[str]) -> bool:
     if _SIZE.fullmatch(wanted):  # an alias of the catalog's kind: "20b"
         wanted = f"{BARE}-{wanted}"
     return family(wanted) in families
+
+
+def listed(names: Sequence[str]) -> tuple[str, ...]:
+    """The names a model list shows for the model the server calls `names`: its id, then the
+    ones a user would type for its gpt-oss model ("gpt-oss:20b" as Ollama tags it, and
+    "gpt-oss-20b"), so that any app's model picker finds it. A model of no gpt-oss family
+    (a file of one's own) is listed under its id alone."""
+    shown = [names[0]]
+    for found in dict.fromkeys(f for f in map(family, names) if f is not None):
+        size = found.removeprefix(f"{BARE}-")
+        shown += [f"{BARE}:{size}", found]
+    return tuple(dict.fromkeys(shown))

@@ -26,7 +26,8 @@ from gptoss_local.serve.apis import ROUTES, Api
 from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.generation import Generation, Streamer
 from gptoss_local.serve.limits import Limits
-from gptoss_local.serve.model_names import accepts
+from gptoss_local.serve.model_names import accepts, listed
+from gptoss_local.serve.ollama.routes import OllamaRoutes, Plain
 from gptoss_local.serve.scheduler import Busy, Gone, Scheduler
 
 GONE = 499  # the client closed the connection (nginx's code; only ever logged)
@@ -46,11 +47,13 @@ class Asked:
 
 @dataclass
 class Answer:
-    """What to send: a JSON body, or a stream of server-sent events (which holds the model's
-    slot until it is exhausted or closed). `generation` gives the token counts for the log."""
+    """What to send: a JSON body, a text, or a stream of server-sent events (which holds the
+    model's slot until it is exhausted or closed). `generation` gives the token counts for the
+    log."""
 
     status: int = 200
     body: dict[str, Any] | None = None
+    text: str | None = None
     stream: Iterator[bytes] | None = None
     generation: Generation | None = None
     content_type: str = "text/event-stream"
@@ -85,26 +88,31 @@ class Service:
         self._engine, self._context = info.backend, info.context_size
         self.limits = Limits(self._context)
         self._created = int(time.time())
+        self.listed = listed(self.names)  # the names model lists show
+        self.ollama = OllamaRoutes(self.names, self.listed, backend, self._context)
 
     def get(self, path: str) -> Answer:
-        """A GET: the model list, one model, or health."""
+        """A GET: the model list, one model, health, or Ollama's routes."""
         if path == "/v1/models":
-            return Answer(body={"object": "list", "data": [self._model()]})
+            return Answer(body={"object": "list", "data": [self._model(n) for n in self.listed]})
         if path.startswith("/v1/models/"):
             name = path.removeprefix("/v1/models/")
             if not accepts(name, self.names):
                 raise ApiError(404, f"The model {name!r} does not exist here.", "model_not_found")
-            return Answer(body=self._model())
+            return Answer(body=self._model(name if name in self.listed else self.names[0]))
         if path == "/health":
             return Answer(body={"status": "ok", "waiting": self.scheduler.waiting})
-        raise _no_route(path)
+        return _plain(self.ollama.get(path), path)
 
-    def direct(self, path: str, data: Any) -> Answer | None:
-        """A POST answered without generating (Anthropic's count_tokens), or None."""
-        if path != count.PATH:
-            return None
-        names, defaults, limits = self.names, self.defaults, self.limits
-        return Answer(body=count.count_tokens(self.backend, data, names, defaults, limits))
+    def plain(self, method: str, path: str, data: Any) -> Answer | None:
+        """A POST or DELETE answered without generating, so without waiting for the model
+        (Anthropic's count_tokens, Ollama's model routes); None for the others, which `ask`
+        reads."""
+        if method == "POST" and path == count.PATH:
+            names, defaults, limits = self.names, self.defaults, self.limits
+            return Answer(body=count.count_tokens(self.backend, data, names, defaults, limits))
+        found = self.ollama.post(method, path, data)
+        return None if found is None else _plain(found, path)
 
     def post(self, path: str, data: Any, cancel: threading.Event) -> Answer:
         """A POST: a chat completion or a response; `cancel` is set when the client leaves."""
@@ -154,9 +162,12 @@ class Service:
         streamed = _streamed(api, request, output, generation, stack)
         return Answer(stream=streamed, generation=generation, content_type=api.content_type)
 
-    def _model(self) -> dict[str, Any]:
-        return {"id": self.names[0], "object": "model", "created": self._created,
-                "owned_by": "gptoss-local", "max_model_len": self._context}  # fmt: skip
+    def _model(self, name: str) -> dict[str, Any]:
+        model = {"id": name, "object": "model", "created": self._created,
+                 "owned_by": "gptoss-local", "max_model_len": self._context}  # fmt: skip
+        if name != self.names[0]:  # another name for it, which a client can tell apart
+            model["alias_of"] = self.names[0]
+        return model
 
 
 def _whole(
@@ -192,7 +203,13 @@ def _backend_error(exc: BackendError, api: Api, request: ReplyRequest) -> ApiErr
     return ApiError(500, f"The model failed: {exc}", exc.kind)
 
 
+def _plain(found: Plain | None, path: str) -> Answer:
+    if found is None:
+        raise _no_route(path)
+    return Answer(status=found.status, body=found.body, text=found.text)
+
+
 def _no_route(path: str) -> ApiError:
     return ApiError(404, f"There is no {path} here: this server offers /v1/models, "
-                    "/v1/chat/completions, /v1/responses and /v1/messages.",
+                    "/v1/chat/completions, /v1/responses, /v1/messages and Ollama's /api/*.",
                     "unknown_route")  # fmt: skip

@@ -71,7 +71,7 @@ class OpenAIClientBackend(ServedElsewhere):
 
     def __init__(self, base_url: str, model: str | None = None, api_key: str | None = None):
         self.endpoint = Endpoint(base_url, api_key)
-        listed = self._models()
+        listed = models_apart(self._models())
         self.model = choose_model([str(m.get("id")) for m in listed], model, self.endpoint.url)
         entry = next(m for m in listed if str(m.get("id")) == self.model)
         self.context = _context_of(entry)
@@ -208,6 +208,12 @@ class _Reading:
         call["name"] += function.get("name") or ""
         arguments = function.get("arguments") or ""
         call["arguments"] += arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def models_apart(listed: list[dict]) -> list[dict]:
+    """The models a server lists, less the other names gptoss-local's serve lists a model
+    under (`alias_of` its id: "gpt-oss:20b" beside "gpt-oss-20b"), which are the same model."""
+    return [m for m in listed if not m.get("alias_of")]
 
 
 def choose_model(ids: list[str], wanted: str | None, url: str) -> str:

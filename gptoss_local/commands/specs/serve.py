@@ -12,6 +12,7 @@ from gptoss_local.commands.specs.shared import (
 )
 from gptoss_local.i18n import N_, _
 from gptoss_local.serve.capacity import DEFAULT_CACHE_RAM_MIB, GPU_PARALLEL
+from gptoss_local.serve.ollama.port import OLLAMA_PORT
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +36,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allowed-host", action="append", default=[], metavar="NAME",
         help=_("also accept requests addressed to NAME (a proxy's or LAN name); repeatable"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--ollama", action="store_true",
+        help=_("also listen on 127.0.0.1:11434, Ollama's port, so that apps that only know "
+            "Ollama use this model (left alone when Ollama or another program holds it)"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--ollama-port", type=port_number, default=OLLAMA_PORT, metavar="N",
+        help=_("the port --ollama listens on (default {port})").format(port=OLLAMA_PORT),
     )  # fmt: skip
     _capacity_arguments(parser)
 
