@@ -71,6 +71,7 @@ def run_agent(agent: Agent, program: str, served: Served, arguments: list[str]) 
     for line in start.notes:
         note(line)
     env = {k: v for k, v in os.environ.items() if k not in start.unset} | start.env
+    env["PWD"] = _working_folder()  # opencode works in $PWD, not in the folder it runs in
     # Ctrl-C is the agent's (it stops the turn); this process waits, then stops the server.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -80,6 +81,17 @@ def run_agent(agent: Agent, program: str, served: Served, arguments: list[str]) 
             agent=agent.title, program=program, error=exc.strerror or exc)) from None  # fmt: skip
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _working_folder() -> str:
+    """$PWD when it names this process's folder (a shell's own spelling, links kept), else the
+    folder's real path."""
+    here = os.getcwd()
+    given = os.environ.get("PWD")
+    try:
+        return given if given and os.path.samefile(given, here) else here
+    except OSError:  # $PWD names nothing that exists
+        return here
 
 
 def _configure(agent: Agent, args: argparse.Namespace) -> int:
