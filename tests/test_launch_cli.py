@@ -35,9 +35,12 @@ def served(tiny_gguf: Path) -> Iterator[Running]:
         yield running
 
 
-def _launch(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+def _launch(
+    env: dict[str, str], *argv: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     done = subprocess.run([sys.executable, "-m", "gptoss_local", *argv], env=env, text=True,
-                          capture_output=True, stdin=subprocess.DEVNULL, timeout=120)  # fmt: skip
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=120,
+                          cwd=cwd)  # fmt: skip
     assert "Traceback" not in done.stderr, done.stderr
     return done
 
@@ -113,11 +116,18 @@ def test_config_without_a_server_names_the_planned_model(
     assert f"gptoss-local serve --port {port}" in done.stdout
 
 
-RECORDER = """#!/bin/sh
-printf '%s\\n' "$@" > "$HOME/argv"
-printf '%s\n' "$ANTHROPIC_BASE_URL" "$CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC" \
-    "${ANTHROPIC_API_KEY-unset}" > "$HOME/env"
-exit 3
+# The agent's stand-in: its arguments and the environment it was given (as received: a shell
+# would correct a stale $PWD itself), then an exit status of its own.
+RECORDER = f"""#!{sys.executable}
+import json, os, sys
+home = os.environ["HOME"]
+with open(os.path.join(home, "argv"), "w") as out:
+    json.dump(sys.argv[1:], out)
+names = ("ANTHROPIC_BASE_URL", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "ANTHROPIC_API_KEY",
+         "PWD")
+with open(os.path.join(home, "env"), "w") as out:
+    json.dump([os.environ.get(name, "unset") for name in names], out)
+sys.exit(3)
 """
 
 
@@ -128,15 +138,18 @@ def test_the_agent_runs_with_its_config_and_its_exit_status_is_launchs(
     program.write_text(RECORDER)
     program.chmod(0o755)
     env["ANTHROPIC_API_KEY"] = "sk-ant-not-for-this-server"
+    env["PWD"] = env["HOME"]  # as a program that changed folders without telling would leave it
+    work = Path(env["HOME"]) / "work"
+    work.mkdir()
     done = _launch(env, "launch", "claude", "--claude-path", str(program), "--port",
-                   str(served.port), "-p", "hello there")  # fmt: skip
+                   str(served.port), "-p", "hello there", cwd=work)  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert f"using the gptoss-local server at {served.url}" in done.stderr
-    argv = (Path(env["HOME"]) / "argv").read_text().splitlines()
+    argv = json.loads((Path(env["HOME"]) / "argv").read_text())
     assert argv[0] == "--settings" and argv[2:] == ["-p", "hello there"]
     settings = json.loads(Path(argv[1]).read_text())
     assert settings["env"]["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{served.port}"
     assert settings["env"]["ANTHROPIC_MODEL"] == "gpt-oss-tiny"
-    seen = (Path(env["HOME"]) / "env").read_text().splitlines()  # the environment had them too
-    assert seen == [settings["env"]["ANTHROPIC_BASE_URL"], "1", "unset"]
+    seen = json.loads((Path(env["HOME"]) / "env").read_text())  # the environment had them too
+    assert seen == [settings["env"]["ANTHROPIC_BASE_URL"], "1", "unset", str(work)]
     assert not (Path(env["HOME"]) / ".claude").exists()  # the user's settings untouched
