@@ -120,7 +120,10 @@ def test_claude_codes_settings_point_every_model_role_at_the_server(home: Path) 
         assert env[role] == "gpt-oss-20b"
     assert env["ANTHROPIC_AUTH_TOKEN"] == claude.PLACEHOLDER_KEY
     assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
-    assert env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] == "65536"
+    # Claude Code's compaction window is 100,000 tokens at least: it compacts at 80% of 65,536
+    assert env["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] == "100000"
+    assert env["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"] == "52"
+    assert env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] == "16384"  # a quarter of the context
 
 
 def test_claude_code_gets_the_servers_key(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:

@@ -18,6 +18,8 @@ from gptoss_local.agents.agent import Agent, Configured, Served, Start
 
 # Claude Code sends no key-less request: a server without a key takes any.
 PLACEHOLDER_KEY = "gptoss-local"
+COMPACT_WINDOW_MIN = 100_000
+MAX_OUTPUT = 32_000  # Claude Code's own default
 MODEL_ROLES = (
     "ANTHROPIC_MODEL",
     "ANTHROPIC_SMALL_FAST_MODEL",
@@ -40,9 +42,21 @@ def environment(served: Served) -> dict[str, str]:
         "ANTHROPIC_BASE_URL": served.url.removesuffix("/v1"),
         "ANTHROPIC_AUTH_TOKEN": key or PLACEHOLDER_KEY,
         **{role: served.model for role in MODEL_ROLES},
-        # compaction is planned for the served context, not a cloud model's
-        "CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(served.context),
+        **_room(served.context),
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",  # no updates, telemetry or reports
+    }
+
+
+def _room(context: int) -> dict[str, str]:
+    """The served context's limits, where Claude Code would assume a cloud model's: its replies
+    get a quarter, and it compacts at 80% of the context. Its compaction window is at least
+    100,000 tokens (a smaller one reads as that, with a warning), so a smaller context lowers
+    the threshold in percent of that window instead."""
+    window = max(COMPACT_WINDOW_MIN, context)
+    return {
+        "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(min(MAX_OUTPUT, context // 4)),
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(window),
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": str(80 * context // window),
     }
 
 
