@@ -25,6 +25,7 @@ from gptoss_local.commands.specs import (
     doctor,
     engine,
     import_model,
+    launch,
     models,
     pull,
     rm,
@@ -40,8 +41,8 @@ from gptoss_local.i18n import _, set_language
 # Every command, in the order --help lists them; each declares its own options and handler.
 COMMANDS: tuple[Command, ...] = tuple(
     spec.COMMAND
-    for spec in (doctor, run, bench, chat, serve, codex, pull, models, verify, rm, import_model,
-                 chats, tools, docs, engine)
+    for spec in (doctor, run, bench, chat, serve, launch, codex, pull, models, verify, rm,
+                 import_model, chats, tools, docs, engine)
 )  # fmt: skip
 BY_NAME = {name: command for command in COMMANDS for name in (command.name, *command.aliases)}
 # Each command's handler as "module:function", imported only when that command runs.
@@ -70,17 +71,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
-    """The command line; a command that passes words on (`codex`) gets those after its own
-    options as they are."""
+    """The command line; a command that passes words on (`codex`, `launch AGENT`) gets those
+    after its own options as they are."""
     parser = build_parser()
     command = BY_NAME.get(argv[0]) if argv else None
     if command is None or command.passes_on is None:
         return parser.parse_args(argv)
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    ours, passed_on = split_passed_on(commands.choices[argv[0]], argv[1:])
-    args = parser.parse_args([argv[0], *ours])
+    named: list[str] = []
+    inner, rest = parser, argv
+    while (below := _subcommands(inner)) is not None and rest and rest[0] in below.choices:
+        named, inner, rest = [*named, rest[0]], below.choices[rest[0]], rest[1:]  # `launch codex`
+    if below is not None:  # no agent named, or an unknown one: argparse says so
+        return parser.parse_args(argv)
+    ours, passed_on = split_passed_on(inner, rest)
+    args = parser.parse_args([*named, *ours])
     setattr(args, command.passes_on, passed_on)
     return args
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    """The parser's subcommands, or None."""
+    found = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return found[0] if found else None
 
 
 def choose_language(argv: list[str]) -> list[str]:

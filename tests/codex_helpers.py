@@ -23,7 +23,6 @@ from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.conversation import Conversation
 
 CLIENTS = Path(__file__).resolve().parent / "clients"
-CODEX = CLIENTS / "node_modules" / ".bin" / "codex"
 CONTEXT = 32_768  # Codex's instructions and tools: about 7,500 of the tiny model's tokens
 
 
@@ -94,22 +93,30 @@ def scripted(*steps: Step, toolless: Step | None = None) -> type[ScriptedAgent]:
 
 def codex_program() -> Path:
     """The pinned Codex CLI, or skip (fail in CI) where it is not installed."""
-    if not CODEX.exists():
-        why = f"Codex CLI is not installed in {CLIENTS} (scripts/test installs it with npm)"
+    return node_client("codex", "Codex CLI")
+
+
+def node_client(name: str, title: str) -> Path:
+    """The pinned client program `name` of tests/clients, or skip (fail in CI) where it is not
+    installed."""
+    program = CLIENTS / "node_modules" / ".bin" / name
+    if not program.exists():
+        why = f"{title} is not installed in {CLIENTS} (scripts/test installs it with npm)"
         if os.environ.get("GPTOSS_LOCAL_REQUIRE_CLIENTS"):
             pytest.fail(why)
         pytest.skip(why)
-    return CODEX
+    return program
 
 
 def run_codex(
-    work: Path, home: Path, *argv: str, timeout: float = 240
+    work: Path, home: Path, *argv: str, timeout: float = 240, verb: str = "codex"
 ) -> subprocess.CompletedProcess[str]:
-    """`gptoss-local codex ARGV` in `work`, with Codex's and gptoss-local's homes in `home`."""
+    """`gptoss-local codex ARGV` (`verb` "launch codex": the same through `launch`) in `work`,
+    with Codex's and gptoss-local's homes in `home`."""
     env = {**os.environ, "CODEX_HOME": str(home / "codex"), "GPTOSS_LOCAL_HOME": str(home / "gl")}
     env.pop("GPTOSS_LOCAL_API_KEY", None)
-    command = [sys.executable, "-m", "gptoss_local", "codex", "--codex-path", str(codex_program()),
-               *argv]  # fmt: skip
+    command = [sys.executable, "-m", "gptoss_local", *verb.split(), "--codex-path",
+               str(codex_program()), *argv]  # fmt: skip
     return subprocess.run(command, cwd=work, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=timeout)  # fmt: skip
 

@@ -124,6 +124,7 @@ def test_the_package_has_no_import_cycle() -> None:
 LAYERS = (
     ("cli", "__main__"),
     ("commands",),
+    ("agents",),
     ("tui",),
     ("chat",),
     ("launch", "benchmark"),

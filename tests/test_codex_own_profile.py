@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gptoss_local.commands import codex
-from gptoss_local.commands.codex_profile import HEADER, PROFILE, Served, write_profile
+from gptoss_local.agents.codex import AGENT
+from gptoss_local.agents.codex_profile import HEADER, PROFILE, Served, write_profile
+from gptoss_local.commands.launch import run_agent
 
 SERVED = Served("http://127.0.0.1:8080/v1", "gpt-oss-20b", 65_536)
 USERS = b'# my own profile\nmodel = "o3"\n[model_providers.mine]\nbase_url = "http://x"\n'
@@ -29,7 +30,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _run_codex(home: Path) -> None:
-    assert codex._run(str(home / "codex"), SERVED, []) == 0
+    assert run_agent(AGENT, str(home / "codex"), SERVED, []) == 0
 
 
 def test_the_users_own_profile_is_kept_and_the_user_told(

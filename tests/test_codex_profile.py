@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gptoss_local.agents.codex_profile import PROFILE, Served, write_profile
 from gptoss_local.cli import _parse
-from gptoss_local.commands.codex_profile import PROFILE, Served, write_profile
 from gptoss_local.tomlread import load_toml
 
 SERVED = Served("http://127.0.0.1:8080/v1", "gpt-oss-20b", 65_536, "high")

@@ -1,5 +1,6 @@
-"""The Codex CLI profile `gptoss-local codex` writes: a model provider pointing at `serve`, and
-the served model's metadata, so that Codex does not fall back to defaults made for other models.
+"""The Codex CLI profile `gptoss-local launch codex` writes: a model provider pointing at
+`serve`, and the served model's metadata, so that Codex does not fall back to defaults made for
+other models.
 
 Codex (0.171) layers `$CODEX_HOME/NAME.config.toml` over its config for `--profile NAME`. The
 model's metadata goes in a model catalog (`model_catalog_json`), which replaces Codex's own list:
@@ -21,7 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gptoss_local.kinds import EFFORTS, Effort
+from gptoss_local.agents.agent import Served
+from gptoss_local.kinds import EFFORTS
 
 PROFILE = "gptoss-local"
 PROVIDER = "gptoss-local"
@@ -59,20 +61,6 @@ run the tests or the program.
 When you are done, say briefly what you changed and how you checked it. Refer to files by \
 their paths.
 """
-
-
-@dataclass(frozen=True)
-class Served:
-    """What Codex talks to: the server's base URL (with /v1), the model's id and context, the
-    default effort, the environment variable holding the server's key (None: no key), and
-    whether its engine takes freeform tools (else Codex edits files with shell commands)."""
-
-    url: str
-    model: str
-    context: int
-    effort: Effort = "medium"
-    key_variable: str | None = None
-    freeform_tools: bool = True
 
 
 def codex_home() -> Path:
