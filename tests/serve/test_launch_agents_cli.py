@@ -3,8 +3,10 @@
 opencode runs one-shot (`opencode run`) with homes of the test's own and its network switched
 off (no updates, no model list, no sharing): the tiny model, steered turn by turn
 (codex_helpers), calls opencode's `bash` tool, opencode runs the command, and the file it writes
-is the proof of the round trip. `launch codex` is checked to reach the same Codex run as
-`gptoss-local codex` (tests/serve/test_codex_cli.py covers Codex itself).
+is the proof of the round trip. Claude Code does the same through `launch claude`, its
+settings given by launch alone (tests/serve/test_claude_code.py covers its requests), with a
+refusing proxy for anything past loopback. `launch codex` is checked to reach the same Codex run
+as `gptoss-local codex` (tests/serve/test_codex_cli.py covers Codex itself).
 """
 
 from __future__ import annotations
@@ -85,6 +87,37 @@ def test_opencode_runs_the_models_command_through_launch(
     assert not (
         tmp_path / "home" / "config" / "opencode" / "opencode.json"
     ).exists()  # not the user's
+
+
+def test_claude_code_runs_the_models_command_through_launch(
+    roomy_gguf: Path, tmp_path: Path
+) -> None:
+    claude = node_client("claude", "Claude Code")
+    work = tmp_path / "work"
+    work.mkdir()
+    bash = Step("Make the proof file", "Bash",
+                json.dumps({"command": "echo made by claude > proof.txt",
+                            "description": "Writes proof.txt"}))  # fmt: skip
+    script = scripted(bash, answer("Done", "All done"))
+    nowhere = "http://127.0.0.1:9"  # a proxy that refuses: anything past loopback would fail
+    env = {**os.environ, **_homes(tmp_path / "home"), "NO_PROXY": "127.0.0.1,localhost",
+           **dict.fromkeys(("HTTPS_PROXY", "HTTP_PROXY"), nowhere)}  # fmt: skip
+    for name in ("GPTOSS_LOCAL_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        env.pop(name, None)
+    with running_server(roomy_gguf, context=CONTEXT, steer=script) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "gptoss_local", "launch", "claude", "--claude-path",
+             str(claude), "--port", str(server.port), "-p", "make the proof file", "--tools",
+             "Bash", "--allowedTools", "Bash", "--output-format", "json"],
+            cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        asked = server.seen.conversations
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (work / "proof.txt").read_text() == "made by claude\n"
+    assert json.loads(done.stdout)["result"] == "All done"
+    assert len(asked) == 2 and asked[1].messages[-1].role == "tool"
+    assert not (tmp_path / "home" / ".claude" / "settings.json").exists()  # not the user's
 
 
 def test_launch_codex_is_gptoss_local_codex(roomy_gguf: Path, tmp_path: Path) -> None:
