@@ -5,6 +5,8 @@ Each client holds one conversation of `--turns` turns (its history grows, so a s
 keeps each conversation's prefix evaluates only the new message), all clients start together,
 and every reply is streamed from /v1/chat/completions with exactly `--tokens` tokens (end
 tokens banned in our server, `ignore_eos` in llama-server: random weights stop at random).
+Ours is asked in each API dialect it speaks (`--dialects`: Chat Completions, Responses,
+Anthropic's Messages, Ollama's /api/chat; bench/dialects.py), llama-server in Chat Completions.
 Throughput is all clients' generated tokens over the wall time; TTFT is from sending a request
 to its first streamed text, median and 90th percentile over every request. With random weights
 the model writes no Harmony header, and our parser holds such text until it is sure none is
@@ -18,13 +20,14 @@ Each server runs in a process of its own, with `-np 1` (one sequence, requests q
 and HTTP server as `gptoss-local serve`, end tokens banned) and llama-server.
 
 Run: python bench/serve.py MODEL.gguf [--clients 1 4 8] [--turns 3] [--tokens 64]
-     [--llama-server PATH] [--gpu-layers 0] [--cache-ram 4096] [--out FILE]
+     [--dialects chat responses messages ollama] [--llama-server PATH] [--gpu-layers 0]
+     [--cache-ram 4096] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
-import http.client
+import itertools
 import json
 import os
 import platform
@@ -42,6 +45,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from dialects import DIALECTS, chat  # noqa: E402  (bench/ itself is on the path)
+
+Ask = Callable[[int, list[dict], int], dict]
+LLAMA_SERVER_CHAT: Ask = partial(chat, llama_server=True)
 
 TEXT = ("The harbour town wakes early: boats go out before dawn, the market opens at six, and "
         "by noon the fish is sold. ") * 6  # fmt: skip
@@ -135,49 +143,22 @@ def started(command: list[str], port: int, log: Path) -> Iterator[int]:
             process.wait(30)
 
 
-def one_request(port: int, messages: list[dict], tokens: int) -> dict:
-    """One streamed chat completion: TTFT, the text, and the usage."""
-    body = {"model": "bench", "messages": messages, "max_tokens": tokens, "stream": True,
-            "stream_options": {"include_usage": True}, "temperature": 1.0, "top_p": 1.0,
-            "top_k": 0, "min_p": 0.0, "ignore_eos": True, "reasoning_effort": "low"}  # fmt: skip
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-    sent = time.perf_counter()
-    connection.request("POST", "/v1/chat/completions", json.dumps(body),
-                       {"Content-Type": "application/json"})  # fmt: skip
-    answer = connection.getresponse()
-    assert answer.status == 200, answer.read()
-    first, text, usage = None, [], {}
-    for raw in answer:
-        line = raw.decode().strip()
-        if not line.startswith("data: ") or line == "data: [DONE]":
-            continue
-        chunk = json.loads(line[6:])
-        usage = chunk.get("usage") or usage
-        for choice in chunk.get("choices") or ():
-            delta = choice.get("delta") or {}
-            piece = (delta.get("reasoning_content") or "") + (delta.get("content") or "")
-            if piece:
-                first = first or time.perf_counter()
-                text.append(piece)
-    connection.close()
-    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
-    return {"ttft": (first or time.perf_counter()) - sent, "text": "".join(text),
-            "tokens": usage.get("completion_tokens", 0), "prompt": usage.get("prompt_tokens", 0),
-            "cached": cached or 0}  # fmt: skip
-
-
-def client(port: int, number: int, turns: int, tokens: int, out: list[dict]) -> None:
+def client(port: int, number: int, turns: int, tokens: int, out: list[dict], ask: Ask) -> None:
     messages: list[dict] = []
     for turn in range(turns):
         messages.append({"role": "user", "content": f"Client {number}, turn {turn}. {TEXT}"})
-        result = one_request(port, messages, tokens)
+        try:
+            result = ask(port, messages, tokens)
+        except Exception as exc:  # reported by round_of: a client must not vanish silently
+            out.append({"error": repr(exc)})
+            return
         messages.append({"role": "assistant", "content": result["text"][-200:]})
         out.append(result)
 
 
-def round_of(port: int, clients: int, turns: int, tokens: int) -> dict:
+def round_of(port: int, clients: int, turns: int, tokens: int, ask: Ask) -> dict:
     results: list[dict] = []
-    threads = [threading.Thread(target=client, args=(port, n, turns, tokens, results))
+    threads = [threading.Thread(target=client, args=(port, n, turns, tokens, results, ask))
                for n in range(clients)]  # fmt: skip
     start = time.perf_counter()
     for thread in threads:
@@ -185,6 +166,8 @@ def round_of(port: int, clients: int, turns: int, tokens: int) -> dict:
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - start
+    failed = [r["error"] for r in results if "error" in r]
+    assert not failed, f"{len(failed)} client(s) failed: {failed[0]}"
     ttfts = sorted(r["ttft"] for r in results)
     prompt = sum(r["prompt"] for r in results)
     return {
@@ -203,16 +186,19 @@ def measure(
     port: int,
     args: argparse.Namespace,
     timings: Path | None = None,
+    dialects: tuple[str, ...] = ("chat",),
 ) -> list[dict]:
-    """Warm up, then a round per client count; with `timings` (ours), also the median hold on
-    the first text that the server wrote there."""
+    """Warm up, then a round per dialect and client count; with `timings` (ours), also the
+    median hold on the first text that the server wrote there."""
     rows = []
     with started(command, port, args.log):
-        round_of(port, 1, 1, 8)  # warm-up
-        for clients in args.clients:
+        asks = {d: DIALECTS[d] for d in dialects} if timings else {"chat": LLAMA_SERVER_CHAT}
+        round_of(port, 1, 1, 8, next(iter(asks.values())))  # warm-up
+        for (dialect, ask), clients in itertools.product(asks.items(), args.clients):
             if timings:
                 timings.write_text("")
-            row = {"server": name, **round_of(port, clients, args.turns, args.tokens)}
+            row = {"server": name, "dialect": dialect,
+                   **round_of(port, clients, args.turns, args.tokens, ask)}  # fmt: skip
             if timings:
                 holds = [float(x) for x in timings.read_text().split()]
                 row["text_hold_median_s"] = round(statistics.median(holds), 3) if holds else None
@@ -230,7 +216,8 @@ def measure_ours(args: argparse.Namespace, sequences: int) -> list[dict]:
                "--context", str(args.context * sequences), "--gpu-layers", str(args.gpu_layers),
                "--cache-ram", str(args.cache_ram), "--sequences", str(sequences),
                "--timings", str(timings)]  # fmt: skip
-    return measure(f"gptoss-local serve -np {sequences}", command, port, args, timings)
+    return measure(f"gptoss-local serve -np {sequences}", command, port, args, timings,
+                   tuple(args.dialects))  # fmt: skip
 
 
 def measure_llama_server(args: argparse.Namespace, slots: int) -> list[dict]:
@@ -261,6 +248,8 @@ def main() -> None:
     parser.add_argument("--gpu-layers", type=int, default=0)
     parser.add_argument("--cache-ram", type=int, default=4096, metavar="MIB",
                         help="our server's RAM for waiting conversations (0: none)")  # fmt: skip
+    parser.add_argument("--dialects", nargs="+", choices=sorted(DIALECTS), default=["chat"],
+                        help="the APIs ours is asked in (llama-server: chat)")  # fmt: skip
     parser.add_argument("--llama-server", type=Path, help="llama-server binary to compare with")
     parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                         help="an extra llama-server argument (repeatable)")  # fmt: skip
@@ -285,7 +274,8 @@ def main() -> None:
     for _ in range(args.repeats):  # servers take turns, so that each meets the same load
         for run in servers:
             rows += run()
-    rows.sort(key=lambda r: (r["server"].split(" -np ")[0], int(r["server"].rsplit(" ", 1)[-1])))
+    rows.sort(key=lambda r: (r["server"].split(" -np ")[0], int(r["server"].rsplit(" ", 1)[-1]),
+                             r["dialect"]))  # fmt: skip
     report = render(rows, args)
     sys.stdout.write(report)
     if args.out:
@@ -299,21 +289,24 @@ def render(rows: list[dict], args: argparse.Namespace) -> str:
         f"command: python bench/serve.py {args.model.name} --clients "
         f"{' '.join(map(str, args.clients))} --turns {args.turns} --tokens {args.tokens} "
         f"--context {args.context} --gpu-layers {args.gpu_layers} --cache-ram {args.cache_ram} "
-        f"--repeats {args.repeats}"
+        f"--repeats {args.repeats} --dialects {' '.join(args.dialects)}"
         + (" --llama-server PATH" if args.llama_server else "")
         + "".join(f" --server-arg={a}" for a in args.server_arg),
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs; Python "
         f"{platform.python_version()}; llama-cpp-python {llama_cpp.__version__}; load average "
         f"(1, 5, 15 min) before {_load(args.load_before)}, after "
         f"{_load(os.getloadavg() if hasattr(os, 'getloadavg') else None)}",
-        f"{'server':28} {'clients':>7} {'requests':>8} {'tokens/s':>9} {'TTFT med':>9} "
-        f"{'TTFT p90':>9} {'cached':>7} {'hold med':>9}",
+        f"{'server':28} {'dialect':9} {'clients':>7} {'requests':>8} {'tokens/s':>9} "
+        f"{'TTFT med':>9} {'TTFT p90':>9} {'cached':>7} {'hold med':>9}",
     ]
     lines += [_line(r) for r in rows]
     if args.repeats > 1:
         lines += ["", f"median of the {args.repeats} runs:", lines[2]]
-        for server, clients in dict.fromkeys((r["server"], r["clients"]) for r in rows):
-            runs = [r for r in rows if (r["server"], r["clients"]) == (server, clients)]
+        for server, dialect, clients in dict.fromkeys(
+            (r["server"], r["dialect"], r["clients"]) for r in rows
+        ):
+            same = (server, dialect, clients)
+            runs = [r for r in rows if (r["server"], r["dialect"], r["clients"]) == same]
             keys = ("throughput_tps", "ttft_median_s", "ttft_p90_s", "text_hold_median_s")
             mid = {k: statistics.median(r[k] for r in runs) for k in keys
                    if all(r.get(k) is not None for r in runs)}  # fmt: skip
@@ -327,9 +320,9 @@ def _line(r: dict) -> str:
     cached = "-" if r["cached_share"] is None else f"{r['cached_share']:.0%}"
     hold = r.get("text_hold_median_s")
     shown = "-" if hold is None else f"{hold:.3f}"
-    return (f"{r['server']:28} {r['clients']:7} {r['requests']:8} {r['throughput_tps']:9.1f} "
-            f"{r['ttft_median_s']:9.3f} {r['ttft_p90_s']:9.3f} {cached:>7} "
-            f"{shown:>9}")  # fmt: skip
+    return (f"{r['server']:28} {r['dialect']:9} {r['clients']:7} {r['requests']:8} "
+            f"{r['throughput_tps']:9.1f} {r['ttft_median_s']:9.3f} {r['ttft_p90_s']:9.3f} "
+            f"{cached:>7} {shown:>9}")  # fmt: skip
 
 
 def _load(load: tuple[float, ...] | None) -> str:

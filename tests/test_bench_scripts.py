@@ -130,20 +130,26 @@ def test_the_prefill_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) 
 
 def test_the_serve_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) -> None:
     """bench/serve.py, briefly: our server in its own process with one sequence and with two,
-    two clients at once."""
+    two clients at once, asked in every dialect it speaks."""
     out = tmp_path / "serve.txt"
+    dialects = ["chat", "messages", "ollama", "responses"]
     done = subprocess.run(
         [sys.executable, "bench/serve.py", str(tiny_gguf), "--clients", "1", "2", "--turns", "2",
-         "--tokens", "8", "--context", "2048", "--out", str(out), "--log", str(tmp_path / "log")],
-        cwd=GPU_BENCH.parent.parent, capture_output=True, text=True, timeout=180,
+         "--tokens", "8", "--context", "2048", "--out", str(out), "--log", str(tmp_path / "log"),
+         "--dialects", *dialects],
+        cwd=GPU_BENCH.parent.parent, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     rows = json.loads(out.read_text().split("json: ", 1)[1])
-    assert [(r["server"], r["clients"], r["requests"], r["tokens"]) for r in rows] == [
-        ("gptoss-local serve -np 1", 1, 2, 16), ("gptoss-local serve -np 1", 2, 4, 32),
-        ("gptoss-local serve -np 2", 1, 2, 16), ("gptoss-local serve -np 2", 2, 4, 32),
+    expected = [
+        (f"gptoss-local serve -np {np}", dialect, clients, 2 * clients, 16 * clients)
+        for np in (1, 2) for dialect in dialects for clients in (1, 2)
     ]  # fmt: skip
+    seen = [(r["server"], r["dialect"], r["clients"], r["requests"], r["tokens"]) for r in rows]
+    assert seen == expected
     assert all(r["ttft_median_s"] > 0 and r["throughput_tps"] > 0 for r in rows)
+    # the second turn of each conversation reuses the first's prompt (Ollama reports none)
+    assert all(r["cached_share"] > 0 for r in rows if r["dialect"] != "ollama")
 
 
 def test_the_tokenize_reuse_benchmark_runs(tiny_gguf: Path, tmp_path: Path) -> None:
