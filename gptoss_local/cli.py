@@ -27,6 +27,7 @@ from gptoss_local.commands.specs import (
     import_model,
     models,
     pull,
+    resident,
     rm,
     run,
     serve,
@@ -38,10 +39,11 @@ from gptoss_local.errors import UserError
 from gptoss_local.i18n import _, set_language
 
 # Every command, in the order --help lists them; each declares its own options and handler.
-COMMANDS: tuple[Command, ...] = tuple(
-    spec.COMMAND
-    for spec in (doctor, run, bench, chat, serve, codex, pull, models, verify, rm, import_model,
-                 chats, tools, docs, engine)
+COMMANDS: tuple[Command, ...] = (
+    *(spec.COMMAND
+      for spec in (doctor, run, bench, chat, serve, codex, pull, models, verify, rm, import_model,
+                   chats, tools, docs, engine)),
+    resident.PS, resident.STOP,
 )  # fmt: skip
 BY_NAME = {name: command for command in COMMANDS for name in (command.name, *command.aliases)}
 # Each command's handler as "module:function", imported only when that command runs.

@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import sys
+import uuid
 from dataclasses import replace
 from functools import partial
 
@@ -23,6 +24,9 @@ from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.serve.browsing import BrowsingStreamer
 from gptoss_local.serve.capacity import GPU_PARALLEL, cache_ram_bytes
 from gptoss_local.serve.guard import Guard, bind_problem
+from gptoss_local.serve.resident import ResidentBackend
+from gptoss_local.serve.runtime_file import EngineRecord, claim, held_by, pid_alive, read_record
+from gptoss_local.serve.runtime_file import release as release_record
 from gptoss_local.serve.server import ApiServer, make_server
 from gptoss_local.serve.service import Service
 
@@ -39,11 +43,16 @@ def run_serve(args: argparse.Namespace) -> int:
         raise WishError(problem)  # before the load, which can take minutes
     guard = Guard(args.host, args.port, key, tuple(args.cors),
                   frozenset(h.lower() for h in args.allowed_host))  # fmt: skip
+    _refuse_a_second_engine()  # before the load, as the rest
     library = _library(settings) if args.browser else None  # refused before the load
     prepared = prepare(wishes, settings, warn=warn, tune=partial(_parallel, args.parallel))
     ready = prepared.ready
     assert ready is not None  # made ready: `serve` asks nothing first
-    backend = ready.open(LoadNotes())
+    plan = prepared.plan
+    memory = {"vram": plan.est_vram, "ram": plan.est_ram}
+    backend = ResidentBackend(
+        partial(ready.open, LoadNotes()), args.keep_alive, args.load == "now", memory
+    )
     if backend.capabilities.keep_conversations:  # Ollama keeps its own caches
         backend.keep_conversations(cache_ram_bytes(args.cache_ram))
     stream = None
@@ -51,16 +60,34 @@ def run_serve(args: argparse.Namespace) -> int:
         stream = BrowsingStreamer(backend.stream, library, settings.docs, settings.max_tool_calls)
         print(_("the browser searches: {folders}").format(folders=", ".join(settings.docs)),
               file=sys.stderr)  # fmt: skip
+    record = None
     try:
         names = (ready.model, *model_aliases(prepared.preparation.catalog, ready.model))
-        service = Service(backend, names, ready.generation, args.max_waiting, stream)
+        instance = uuid.uuid4().hex
+        service = Service(backend, names, ready.generation, args.max_waiting, stream, instance)
         server = listen(service, guard)
+        record = EngineRecord(server.url, os.getpid(), ready.model, key, instance)
+        try:
+            claim(record)  # once it listens: other commands find it from now on
+        except BaseException:
+            record = None
+            server.server_close()
+            raise
         _serve(server, ready.model, guard)
     finally:
         backend.close()
         if library is not None:
             library.close()
+        if record is not None:  # the model freed first: a gone file means a gone engine
+            release_record(record)
     return 0
+
+
+def _refuse_a_second_engine() -> None:
+    """Refuse to load a second copy while the runtime file names a live engine."""
+    holder = read_record()
+    if holder is not None and pid_alive(holder.pid):
+        raise held_by(holder)
 
 
 def _library(settings: config.Settings) -> Library:

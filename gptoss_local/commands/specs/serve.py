@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from gptoss_local.commands.arg_types import non_negative_int, port_number, positive_int
+from gptoss_local.commands.arg_types import (
+    keep_alive,
+    non_negative_int,
+    port_number,
+    positive_int,
+)
 from gptoss_local.commands.specs.command import Command
 from gptoss_local.commands.specs.shared import (
     LOCAL_BACKENDS,
@@ -12,6 +17,7 @@ from gptoss_local.commands.specs.shared import (
 )
 from gptoss_local.i18n import N_, _
 from gptoss_local.serve.capacity import DEFAULT_CACHE_RAM_MIB, GPU_PARALLEL
+from gptoss_local.serve.resident import DEFAULT_KEEP_ALIVE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +43,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=_("also accept requests addressed to NAME (a proxy's or LAN name); repeatable"),
     )  # fmt: skip
     _capacity_arguments(parser)
+    _residency_arguments(parser)
+
+
+def _residency_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--keep-alive", type=keep_alive, default=DEFAULT_KEEP_ALIVE, metavar="DURATION",
+        help=_("how long the model stays loaded with no request (default 5m; 0: unload after "
+            "each reply; -1 or forever: never); the next request loads it again"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--load", choices=("now", "on-demand"), default="now",
+        help=_("now (default): the model is ready when serve says it serves; on-demand: it is "
+            "checked at start, then let go until the first request"),
+    )  # fmt: skip
 
 
 def _capacity_arguments(parser: argparse.ArgumentParser) -> None:

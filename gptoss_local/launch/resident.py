@@ -1,0 +1,57 @@
+"""Using the engine this machine already runs (a `serve` found through its runtime file)
+instead of loading a second copy of the model: `over_engine` turns a command's prepared
+`Ready` into one that opens a client of that engine, when it holds the model wanted."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gptoss_local.backends.base import Backend, LoadProgress
+from gptoss_local.backends.openai.backend import OpenAIClientBackend
+from gptoss_local.errors import WishError
+from gptoss_local.i18n import _
+from gptoss_local.launch.engines import Ready, engine
+from gptoss_local.plan.wishes import Wishes
+from gptoss_local.serve.find_engine import Engine, find_engine
+from gptoss_local.serve.model_names import accepts
+
+
+def over_engine(ready: Ready, wishes: Wishes, found: Engine | None = None) -> Ready:
+    """`ready`, opening the resident engine instead when one runs with the model wanted (a
+    command that reaches a server of its own choosing, `--base-url`, is left as it is).
+
+    Args:
+        ready: The command's model, prepared to load in this process.
+        wishes: What the command line asked (its engine).
+        found: The engine (default: `find_engine()`'s).
+
+    Raises:
+        WishError: the engine holds another model (a second copy would take its memory
+            beside it): the message names both and what to do.
+        EngineFileError: the runtime file cannot be trusted (`find_engine`).
+    """
+    if engine(wishes.backend).remote:
+        return ready
+    found = found or find_engine()
+    if found is None:
+        return ready
+    if not accepts(ready.model, found.names):
+        raise other_model(found, ready.model)
+    url, model, key = found.url, found.record.model, found.record.key
+
+    def open_engine(progress: LoadProgress) -> Backend:
+        progress(0.0, _("using the engine at {url}").format(url=url))
+        return OpenAIClientBackend(url, model, key)
+
+    return replace(ready, model=model, open=open_engine)
+
+
+def other_model(found: Engine, wanted: str) -> WishError:
+    """The refusal of a second model beside the engine's."""
+    return WishError(
+        _("the engine on this machine (PID {pid}) holds {model}, not {wanted}: loading "
+          "{wanted} beside it would take the memory of a second model").format(
+            pid=found.record.pid, model=found.record.model, wanted=wanted),
+        _("Ask for {model} instead, or end the engine with `gptoss-local stop` and try "
+          "again.").format(model=found.record.model),
+    )  # fmt: skip

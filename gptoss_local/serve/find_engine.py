@@ -1,0 +1,132 @@
+"""Finding the engine other commands share: the runtime file read, its PID checked alive, and
+the server at its address asked who it is (`GET /gptoss-local/engine`, with the key), so that
+a foreign server, or a port another program took since, is never used in its place.
+
+`run` (and later the chat, `bench`, `launch`) call `find_engine()` before loading a model.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from gptoss_local.i18n import _
+from gptoss_local.serve.runtime_file import (
+    EngineFileError,
+    EngineRecord,
+    pid_alive,
+    read_record,
+    remove,
+    runtime_path,
+)
+from gptoss_local.serve.service import ENGINE_PATH
+from gptoss_local.urls import is_loopback_host
+
+ASK_SECONDS = 5.0  # a live engine answers its state at once, even mid-reply (its own thread)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """The engine found: its runtime record, and its state as it answered."""
+
+    record: EngineRecord
+    state: dict[str, Any]
+
+    @property
+    def url(self) -> str:
+        """The base URL to reach it from this machine (with /v1)."""
+        return reachable(self.record.url)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names its model answers to."""
+        return tuple(str(n) for n in self.state.get("names", (self.record.model,)))
+
+
+def find_engine(path: Path | None = None, uid: int | None = None) -> Engine | None:
+    """The engine that runs on this machine, checked; None when none runs (a stale runtime
+    file, of a dead PID or of a server that is gone, is removed).
+
+    Args:
+        path: The runtime file (default: `runtime_file.runtime_path()`).
+        uid: Its owner to expect (tests inject another user).
+
+    Raises:
+        EngineFileError: the file cannot be trusted (another user's, readable by others), or
+            the server at its address is not the engine it names (refused, never used).
+    """
+    path = path or runtime_path()
+    record = read_record(path, uid)
+    if record is None:
+        return None
+    if not pid_alive(record.pid):
+        remove(path)
+        return None
+    try:
+        state = ask_state(record)
+    except ConnectionRefusedError:  # nothing listens there any more: a stale file
+        remove(path)
+        return None
+    if state.get("instance") != record.instance:
+        raise foreign(record, path)
+    return Engine(record, state)
+
+
+def ask_state(record: EngineRecord, timeout: float = ASK_SECONDS) -> dict[str, Any]:
+    """The engine's answer to `GET /gptoss-local/engine`.
+
+    Raises:
+        ConnectionRefusedError: nothing listens at its address.
+        EngineFileError: something else answers there, or nothing in time.
+    """
+    url = reachable(record.url)
+    parts = urlsplit(url)
+    if not is_loopback_host(parts.hostname):
+        raise foreign(record, runtime_path())
+    target = urlunsplit((parts.scheme, parts.netloc, ENGINE_PATH, "", ""))
+    headers = {"Authorization": f"Bearer {record.key}"} if record.key else {}
+    request = urllib.request.Request(target, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:  # loopback only (above)
+            data = json.loads(answer.read())
+    except urllib.error.HTTPError:
+        return {}  # answered, but not as our engine does: foreign
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, ConnectionRefusedError):
+            raise exc.reason from None
+        raise _silent(record) from None
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def reachable(url: str) -> str:
+    """`url` with a wildcard host (0.0.0.0, ::) replaced by loopback, to connect to."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if host in ("0.0.0.0", "::", ""):
+        loop = "[::1]" if host == "::" else "127.0.0.1"
+        netloc = f"{loop}:{parts.port}" if parts.port else loop
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return url
+
+
+def foreign(record: EngineRecord, path: Path) -> EngineFileError:
+    """The refusal of a runtime file whose address answers as another server."""
+    return EngineFileError(
+        _("the server at {url} is not the engine that {path} names (another program, or a "
+          "port taken since): it is not used").format(url=record.url, path=path),
+        _("Remove {path} if no gptoss-local serve runs.").format(path=path),
+    )  # fmt: skip
+
+
+def _silent(record: EngineRecord) -> EngineFileError:
+    return EngineFileError(
+        _("the engine at {url} (PID {pid}) does not answer").format(url=record.url, pid=record.pid),
+        _("End it with `gptoss-local stop`, or wait until it answers again."),
+    )
