@@ -18,6 +18,7 @@ from gptoss_local.errors import UnknownModelError, WishError
 from gptoss_local.i18n import _
 from gptoss_local.launch.engines import engine
 from gptoss_local.launch.prepare import prepare
+from gptoss_local.launch.resident import shape_before_load
 from gptoss_local.library import Library
 from gptoss_local.plan.planner import Plan
 from gptoss_local.plan.wishes import Wishes, wishes_from
@@ -29,6 +30,7 @@ from gptoss_local.serve.runtime_file import EngineRecord, claim, held_by, pid_al
 from gptoss_local.serve.runtime_file import release as release_record
 from gptoss_local.serve.server import ApiServer, make_server
 from gptoss_local.serve.service import Service
+from gptoss_local.units import duration
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -50,9 +52,10 @@ def run_serve(args: argparse.Namespace) -> int:
     assert ready is not None  # made ready: `serve` asks nothing first
     plan = prepared.plan
     memory = {"vram": plan.est_vram, "ram": plan.est_ram}
-    backend = ResidentBackend(
-        partial(ready.open, LoadNotes()), args.keep_alive, args.load == "now", memory
-    )
+    load_now = args.load == "now"
+    shape = None if load_now else shape_before_load(ready, prepared.wishes, plan)
+    opener = partial(ready.open, LoadNotes())
+    backend = ResidentBackend(opener, args.keep_alive, load_now, memory, shape)
     if backend.capabilities.keep_conversations:  # Ollama keeps its own caches
         backend.keep_conversations(cache_ram_bytes(args.cache_ram))
     stream = None
@@ -73,7 +76,7 @@ def run_serve(args: argparse.Namespace) -> int:
             record = None
             server.server_close()
             raise
-        _serve(server, ready.model, guard)
+        _serve(server, ready.model, guard, args.keep_alive)
     finally:
         backend.close()
         if library is not None:
@@ -125,10 +128,16 @@ def listen(service: Service, guard: Guard) -> ApiServer:
         ) from None
 
 
-def _serve(server: ApiServer, model: str, guard: Guard) -> None:
+def _serve(server: ApiServer, model: str, guard: Guard, keep_alive: float) -> None:
     _log_requests()
     print(_("serving {model} at {url} (Ctrl-C stops)").format(model=model, url=server.url),
           file=sys.stderr)  # fmt: skip
+    if keep_alive == 0:
+        print(_("the model is let go after each reply; the next request loads it again"),
+              file=sys.stderr)  # fmt: skip
+    elif keep_alive > 0:
+        print(_("the model is let go after {time} without a request; the next one loads it "
+                "again").format(time=duration(keep_alive)), file=sys.stderr)  # fmt: skip
     if guard.api_key:
         print(_("clients must send `Authorization: Bearer <the --api-key>`"), file=sys.stderr)
 

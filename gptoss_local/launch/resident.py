@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gptoss_local.backends.base import Backend, LoadProgress
+from gptoss_local.backends.base import Backend, BackendInfo, Capabilities, LoadProgress
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.ollama.backend import OllamaBackend
 from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
 from gptoss_local.launch.engines import Ready, engine
+from gptoss_local.plan.planner import Plan
 from gptoss_local.plan.wishes import Wishes
 from gptoss_local.serve.find_engine import Engine, find_engine
 from gptoss_local.serve.model_names import accepts
@@ -55,3 +58,15 @@ def other_model(found: Engine, wanted: str) -> WishError:
         _("Ask for {model} instead, or end the engine with `gptoss-local stop` and try "
           "again.").format(model=found.record.model),
     )  # fmt: skip
+
+
+def shape_before_load(ready: Ready, wishes: Wishes, plan: Plan) -> tuple[BackendInfo, Capabilities]:
+    """What a model that is not loaded yet will be (`serve --load on-demand`): its name and
+    context from the plan, and the capabilities its engine gives a load of `wishes.parallel`
+    replies at once (as `LlamaCppBackend` sets them when it loads)."""
+    info = BackendInfo(wishes.backend, ready.model, plan.placement, plan.context)
+    if wishes.backend == "ollama":
+        return info, OllamaBackend.capabilities
+    parallel = max(1, wishes.parallel)
+    capabilities = replace(LlamaCppBackend.capabilities, prefill=parallel == 1, parallel=parallel)
+    return info, capabilities

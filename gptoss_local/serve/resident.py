@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from gptoss_local.backends.base import Backend, BackendInfo, Reply, ReplyRequest
+from gptoss_local.backends.base import Backend, BackendInfo, Capabilities, Reply, ReplyRequest
 
 DEFAULT_KEEP_ALIVE = 300.0  # seconds, as Ollama's
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -68,10 +68,13 @@ class ResidentBackend:
         opener: Opens the model (the engine's load); called again after each unload.
         keep_alive: Seconds the model stays loaded once no request holds it (0: unload at
             once; negative: never); a request's own keep-alive replaces it for that wait.
-        load_now: Load at once (else at the first request). Either way the first load is
-            made here when `info()` or the capabilities are needed before a request.
+        load_now: Load at once (else at the first request that needs the model).
         memory: What the loaded model takes (`{"vram": bytes, "ram": bytes}`, the plan's
             estimate), for `state()`.
+        shape: What `info()` and `capabilities` say before the first load (the plan's, see
+            `launch.resident.shape_before_load`); without it the model is loaded here once to
+            learn them (and let go again unless `load_now`). A load replaces them with the
+            engine's own.
     """
 
     def __init__(
@@ -80,6 +83,7 @@ class ResidentBackend:
         keep_alive: float = DEFAULT_KEEP_ALIVE,
         load_now: bool = True,
         memory: dict[str, int] | None = None,
+        shape: tuple[BackendInfo, Capabilities] | None = None,
     ) -> None:
         self._opener, self.default_keep_alive = opener, keep_alive
         self._memory = dict(memory or {})
@@ -94,10 +98,11 @@ class ResidentBackend:
         self._kept_bytes: int | None = None
         self.loads = 0
         self._closed = False
-        self._info: BackendInfo | None = None
-        backend = self._loaded()  # the shape (name, context, capabilities) comes from a load
-        self.capabilities = backend.capabilities
-        self._info = backend.info()
+        if shape is not None and not load_now:
+            self._info, self.capabilities = shape
+            return
+        backend = self._loaded()
+        self._info, self.capabilities = backend.info(), backend.capabilities
         if not load_now:
             self._unload()
         else:
@@ -105,7 +110,6 @@ class ResidentBackend:
 
     def info(self) -> BackendInfo:
         """What is (or will be) loaded, without loading it."""
-        assert self._info is not None
         return self._info
 
     @property
@@ -193,6 +197,7 @@ class ResidentBackend:
             if self._backend is None:
                 self._backend = self._opener()
                 self.loads += 1
+                self._info, self.capabilities = self._backend.info(), self._backend.capabilities
                 if self._kept_bytes is not None:
                     self._backend.keep_conversations(self._kept_bytes)
             return self._backend

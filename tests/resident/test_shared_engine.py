@@ -102,3 +102,16 @@ def test_a_killed_engine_leaves_a_stale_file_that_the_next_look_cleans(
     with serve_process(tiny_gguf, isolated_home) as again:  # the next one starts
         found = find_engine()
         assert found is not None and found.record.pid == again.process.pid
+
+
+def test_on_demand_loads_nothing_until_the_first_request(
+    tiny_gguf: Path, isolated_home: Path
+) -> None:
+    with serve_process(tiny_gguf, isolated_home, "--load", "on-demand") as served:
+        state = get_json(served.port, ENGINE_PATH)
+        assert state["loaded"] is False and state["loads"] == 0
+        assert state["model"] == "tiny" and state["context"] == 2048
+        assert post(served.port) == 200
+        state = get_json(served.port, ENGINE_PATH)
+        assert state["loaded"] is True and state["loads"] == 1
+        assert "let go after 5 min 0 s without a request" in served.log()

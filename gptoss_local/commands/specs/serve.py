@@ -54,8 +54,8 @@ def _residency_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--load", choices=("now", "on-demand"), default="now",
-        help=_("now (default): the model is ready when serve says it serves; on-demand: it is "
-            "checked at start, then let go until the first request"),
+        help=_("now (default): the model is loaded when serve says it serves; on-demand: it "
+            "loads at the first request (as for a service started at login)"),
     )  # fmt: skip
 
 
