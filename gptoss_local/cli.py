@@ -32,6 +32,7 @@ from gptoss_local.commands.specs import (
     run,
     serve,
     tools,
+    user_service,
     verify,
 )
 from gptoss_local.commands.specs.command import Command, split_passed_on
@@ -43,7 +44,7 @@ COMMANDS: tuple[Command, ...] = (
     *(spec.COMMAND
       for spec in (doctor, run, bench, chat, serve, codex, pull, models, verify, rm, import_model,
                    chats, tools, docs, engine)),
-    resident.PS, resident.STOP,
+    resident.PS, resident.STOP, user_service.COMMAND,
 )  # fmt: skip
 BY_NAME = {name: command for command in COMMANDS for name in (command.name, *command.aliases)}
 # Each command's handler as "module:function", imported only when that command runs.
