@@ -130,14 +130,14 @@ def listen(service: Service, guard: Guard) -> ApiServer:
 
 def _serve(server: ApiServer, model: str, guard: Guard, keep_alive: float) -> None:
     _log_requests()
-    print(_("serving {model} at {url} (Ctrl-C stops)").format(model=model, url=server.url),
-          file=sys.stderr)  # fmt: skip
     if keep_alive == 0:
         print(_("the model is let go after each reply; the next request loads it again"),
               file=sys.stderr)  # fmt: skip
     elif keep_alive > 0:
         print(_("the model is let go after {time} without a request; the next one loads it "
                 "again").format(time=duration(keep_alive)), file=sys.stderr)  # fmt: skip
+    print(_("serving {model} at {url} (Ctrl-C stops)").format(model=model, url=server.url),
+          file=sys.stderr)  # fmt: skip
     if guard.api_key:
         print(_("clients must send `Authorization: Bearer <the --api-key>`"), file=sys.stderr)
 
