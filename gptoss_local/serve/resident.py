@@ -87,7 +87,9 @@ class ResidentBackend:
     ) -> None:
         self._opener, self.default_keep_alive = opener, keep_alive
         self._memory = dict(memory or {})
-        self._lock = threading.RLock()  # the backend, the holders, the timer
+        self._lock = threading.RLock()  # the backend, the holders, the timer (never a load)
+        self._load_lock = threading.Lock()  # one load at a time; `state()` answers meanwhile
+        self._loading = False
         self._backend: Backend | None = None
         self._holders: dict[int, Holder] = {}
         self._tickets = itertools.count()
@@ -182,6 +184,7 @@ class ResidentBackend:
             loaded = self._backend is not None
             return {
                 "loaded": loaded,
+                "loading": self._loading,
                 "loads": self.loads,
                 "memory": self._memory if loaded else {},
                 "keep_alive": self._keep,
@@ -191,16 +194,27 @@ class ResidentBackend:
             }
 
     def _loaded(self) -> Backend:
-        with self._lock:  # one load at a time: a second request waits for the first's
-            if self._closed:
-                raise RuntimeError("the resident model was closed")
-            if self._backend is None:
-                self._backend = self._opener()
-                self.loads += 1
-                self._info, self.capabilities = self._backend.info(), self._backend.capabilities
-                if self._kept_bytes is not None:
-                    self._backend.keep_conversations(self._kept_bytes)
-            return self._backend
+        with self._load_lock:  # a second request waits for the first one's load
+            with self._lock:
+                if self._closed:
+                    raise RuntimeError("the resident model was closed")
+                if self._backend is not None:
+                    return self._backend
+                self._loading = True
+            try:
+                backend = self._opener()
+            finally:
+                with self._lock:
+                    self._loading = False
+            if self._kept_bytes is not None:
+                backend.keep_conversations(self._kept_bytes)
+            with self._lock:
+                if self._closed:  # `close()` came while it loaded
+                    backend.close()
+                    raise RuntimeError("the resident model was closed")
+                self._backend, self.loads = backend, self.loads + 1
+                self._info, self.capabilities = backend.info(), backend.capabilities
+            return backend
 
     def _unload(self) -> None:
         backend, self._backend, self._expires = self._backend, None, None

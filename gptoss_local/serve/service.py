@@ -162,7 +162,7 @@ class Service:
     def engine_state(self) -> dict[str, Any]:
         """This server as `ENGINE_PATH` tells it: its id, model, and what is loaded for whom."""
         info = self.backend.info()
-        state: dict[str, Any] = {"loaded": True, "loads": 1, "memory": {}, "keep_alive": -1,
+        state: dict[str, Any] = {"loaded": True, "loading": False, "loads": 1, "memory": {}, "keep_alive": -1,
                                  "expires_at": None, "running": [], "waiting": []}  # fmt: skip
         if isinstance(self.backend, ResidentBackend):
             state = self.backend.state()

@@ -15,6 +15,7 @@ from typing import Any
 from engine_helpers import open_tiny
 
 from gptoss_local.backends.base import GenerationSettings, Reply, ReplyRequest, Stats
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
 from gptoss_local.events import Event
 from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.resident import ResidentBackend
@@ -97,9 +98,20 @@ def get_json(port: int, path: str, key: str | None = None) -> dict[str, Any]:
 
 
 @contextmanager
-def resident_server(gguf: Path, keep_alive: float, load_now: bool = True) -> Iterator[Served]:
-    """The tiny model behind a `ResidentBackend` served on a free loopback port."""
-    resident = ResidentBackend(lambda: open_tiny(gguf), keep_alive, load_now, {"ram": 1})
+def resident_server(
+    gguf: Path, keep_alive: float, load_now: bool = True, reload: threading.Event | None = None
+) -> Iterator[Served]:
+    """The tiny model behind a `ResidentBackend` served on a free loopback port; a load after
+    the first waits for `reload` when one is given."""
+    opened: list[object] = []
+
+    def opener() -> LlamaCppBackend:
+        if opened and reload is not None:
+            assert reload.wait(60), "the test never let the load go on"
+        opened.append(None)
+        return open_tiny(gguf)
+
+    resident = ResidentBackend(opener, keep_alive, load_now, {"ram": 1})
     gate = Gate(resident)
     service = Service(resident, ("tiny",), GenerationSettings(), stream=gate, instance="t1")
     server = make_server(service, Guard("127.0.0.1", 0, None))
@@ -109,6 +121,8 @@ def resident_server(gguf: Path, keep_alive: float, load_now: bool = True) -> Ite
         yield Served(server, resident, gate)
     finally:
         gate.open.set()
+        if reload is not None:
+            reload.set()
         server.stop()
         thread.join(timeout=10)
         resident.close()

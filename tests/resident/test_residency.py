@@ -28,6 +28,21 @@ def test_the_model_unloads_when_idle_and_loads_again_for_the_next_request(
         assert served.state()["loads"] == 2
 
 
+def test_the_engine_tells_its_state_while_the_model_loads(tiny_gguf: Path) -> None:
+    reload = threading.Event()
+    with resident_server(tiny_gguf, keep_alive=0, reload=reload) as served:
+        assert not served.state()["loaded"]  # 0: let go at once
+        answers: list[int] = []
+        asking = threading.Thread(target=lambda: answers.append(served.chat("hi", "app")[0]))
+        asking.start()
+        until(lambda: served.state()["loading"], "the request to start the load")
+        state = served.state()  # answered while the load runs, not after it
+        assert not state["loaded"] and [h["client"] for h in state["running"]] == ["app"]
+        reload.set()
+        asking.join(60)
+        assert answers == [200] and served.state()["loads"] == 2
+
+
 def test_on_demand_lets_the_model_go_until_the_first_request(tiny_gguf: Path) -> None:
     with resident_server(tiny_gguf, keep_alive=-1, load_now=False) as served:
         assert not served.state()["loaded"]
