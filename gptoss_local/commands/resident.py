@@ -39,6 +39,8 @@ def run_ps(args: argparse.Namespace) -> int:
 def _rows(engine: Engine) -> list[list[str]]:
     state, record = engine.state, engine.record
     heading = [_("MODEL"), _("LOADED"), _("MEMORY"), _("UNLOADS"), _("PID"), _("USED BY")]
+    if engine.starting:
+        return [heading, [record.model, _("starting"), "-", "-", str(record.pid), "-"]]
     memory = state.get("memory") or {}
     held = _("VRAM {vram}, RAM {ram}").format(vram=gib(memory.get("vram", 0)),
                                             ram=gib(memory.get("ram", 0)))  # fmt: skip
@@ -79,6 +81,10 @@ def run_stop(args: argparse.Namespace) -> int:
         print(_("no engine runs on this machine: nothing to stop"), file=sys.stderr)
         return 1
     pid = engine.record.pid
+    if engine.starting:  # not yet answering: nothing proves the PID is still the engine's
+        print(_("the engine (PID {pid}) is still starting: stop it once it serves").format(
+            pid=pid), file=sys.stderr)  # fmt: skip
+        return 1
     os.kill(pid, signal.SIGTERM)  # serve stops cleanly on TERM: replies cancelled, model freed
     deadline = time.monotonic() + STOP_WAIT_SECONDS
     while pid_alive(pid) and time.monotonic() < deadline:

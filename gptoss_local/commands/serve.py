@@ -7,7 +7,6 @@ import logging
 import os
 import signal
 import sys
-import uuid
 from dataclasses import replace
 from functools import partial
 
@@ -26,7 +25,7 @@ from gptoss_local.serve.browsing import BrowsingStreamer
 from gptoss_local.serve.capacity import GPU_PARALLEL, cache_ram_bytes
 from gptoss_local.serve.guard import Guard, bind_problem
 from gptoss_local.serve.resident import ResidentBackend
-from gptoss_local.serve.runtime_file import EngineRecord, claim, held_by, pid_alive, read_record
+from gptoss_local.serve.runtime_file import EngineRecord, claim, update
 from gptoss_local.serve.runtime_file import release as release_record
 from gptoss_local.serve.server import ApiServer, make_server
 from gptoss_local.serve.service import Service
@@ -45,7 +44,25 @@ def run_serve(args: argparse.Namespace) -> int:
         raise WishError(problem)  # before the load, which can take minutes
     guard = Guard(args.host, args.port, key, tuple(args.cors),
                   frozenset(h.lower() for h in args.allowed_host))  # fmt: skip
-    _refuse_a_second_engine()  # before the load, as the rest
+    # Claimed before the load: a second serve (or one started by another program at the
+    # same moment) is refused before it loads a second copy.
+    wanted = str(wishes.model_path) if wishes.model_path else wishes.model or ""
+    record = EngineRecord("", os.getpid(), wanted, key)
+    claim(record)
+    try:
+        _load_and_serve(args, settings, wishes, guard, record)
+    finally:
+        release_record(record)  # after the model is freed: a gone file means a gone engine
+    return 0
+
+
+def _load_and_serve(
+    args: argparse.Namespace,
+    settings: config.Settings,
+    wishes: Wishes,
+    guard: Guard,
+    record: EngineRecord,
+) -> None:
     library = _library(settings) if args.browser else None  # refused before the load
     prepared = prepare(wishes, settings, warn=warn, tune=partial(_parallel, args.parallel))
     ready = prepared.ready
@@ -63,17 +80,15 @@ def run_serve(args: argparse.Namespace) -> int:
         stream = BrowsingStreamer(backend.stream, library, settings.docs, settings.max_tool_calls)
         print(_("the browser searches: {folders}").format(folders=", ".join(settings.docs)),
               file=sys.stderr)  # fmt: skip
-    record = None
     try:
         names = (ready.model, *model_aliases(prepared.preparation.catalog, ready.model))
-        instance = uuid.uuid4().hex
-        service = Service(backend, names, ready.generation, args.max_waiting, stream, instance)
+        service = Service(
+            backend, names, ready.generation, args.max_waiting, stream, record.instance
+        )
         server = listen(service, guard)
-        record = EngineRecord(server.url, os.getpid(), ready.model, key, instance)
         try:
-            claim(record)  # once it listens: other commands find it from now on
+            update(replace(record, url=server.url, model=ready.model))  # found from now on
         except BaseException:
-            record = None
             server.server_close()
             raise
         _serve(server, ready.model, guard, args.keep_alive)
@@ -81,16 +96,6 @@ def run_serve(args: argparse.Namespace) -> int:
         backend.close()
         if library is not None:
             library.close()
-        if record is not None:  # the model freed first: a gone file means a gone engine
-            release_record(record)
-    return 0
-
-
-def _refuse_a_second_engine() -> None:
-    """Refuse to load a second copy while the runtime file names a live engine."""
-    holder = read_record()
-    if holder is not None and pid_alive(holder.pid):
-        raise held_by(holder)
 
 
 def _library(settings: config.Settings) -> Library:

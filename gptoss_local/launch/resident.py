@@ -18,6 +18,8 @@ from gptoss_local.plan.wishes import Wishes
 from gptoss_local.serve.find_engine import Engine, find_engine
 from gptoss_local.serve.model_names import accepts
 
+START_WAIT_SECONDS = 300.0  # an engine loading its model: a command waits rather than load too
+
 
 def over_engine(ready: Ready, wishes: Wishes, found: Engine | None = None) -> Ready:
     """`ready`, opening the resident engine instead when one runs with the model wanted (a
@@ -35,9 +37,15 @@ def over_engine(ready: Ready, wishes: Wishes, found: Engine | None = None) -> Re
     """
     if engine(wishes.backend).remote:
         return ready
-    found = found or find_engine()
+    found = found or find_engine(wait=START_WAIT_SECONDS)
     if found is None:
         return ready
+    if found.starting:
+        raise WishError(
+            _("the engine on this machine (PID {pid}) is still starting").format(
+                pid=found.record.pid),
+            _("Try again once it serves (`gptoss-local ps` shows it)."),
+        )  # fmt: skip
     if not accepts(ready.model, found.names):
         raise other_model(found, ready.model)
     url, model, key = found.url, found.record.model, found.record.key

@@ -8,6 +8,7 @@ a foreign server, or a port another program took since, is never used in its pla
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from gptoss_local.serve.runtime_file import (
 from gptoss_local.serve.service import ENGINE_PATH
 from gptoss_local.urls import is_loopback_host
 
+START_POLL_SECONDS = 0.2
 ASK_SECONDS = 5.0  # a live engine answers its state at once, even mid-reply (its own thread)
 
 
@@ -43,25 +45,40 @@ class Engine:
         return reachable(self.record.url)
 
     @property
+    def starting(self) -> bool:
+        """Whether it still starts (loads its model, binds): no address yet."""
+        return not self.record.url
+
+    @property
     def names(self) -> tuple[str, ...]:
         """The names its model answers to."""
         return tuple(str(n) for n in self.state.get("names", (self.record.model,)))
 
 
-def find_engine(path: Path | None = None, uid: int | None = None) -> Engine | None:
+def find_engine(
+    path: Path | None = None, uid: int | None = None, wait: float = 0.0
+) -> Engine | None:
     """The engine that runs on this machine, checked; None when none runs (a stale runtime
-    file, of a dead PID or of a server that is gone, is removed).
+    file, of a dead PID or of a server that is gone, is removed). One that still starts is
+    waited for up to `wait` seconds, then returned as it is (`Engine.starting`).
 
     Args:
         path: The runtime file (default: `runtime_file.runtime_path()`).
         uid: Its owner to expect (tests inject another user).
+        wait: Seconds to wait for an engine that starts.
 
     Raises:
         EngineFileError: the file cannot be trusted (another user's, readable by others), or
             the server at its address is not the engine it names (refused, never used).
     """
     path = path or runtime_path()
+    deadline = time.monotonic() + wait
     record = read_record(path, uid)
+    while record is not None and not record.url and pid_alive(record.pid):
+        if time.monotonic() >= deadline:
+            return Engine(record, {"starting": True})
+        time.sleep(START_POLL_SECONDS)  # polls the file while the engine loads
+        record = read_record(path, uid)
     if record is None:
         return None
     if not pid_alive(record.pid):

@@ -1,7 +1,9 @@
 """The runtime file: where the one engine of this machine (a `serve`) tells other commands its
 address, PID, model and key.
 
-`serve` claims it once it listens and removes it when it stops cleanly. The file lives in the
+`serve` claims it before it loads the model (its address still empty: the engine is starting,
+and a second `serve` is refused before it loads a second copy), fills in the address once it
+listens (`update`), and removes it when it stops cleanly. The file lives in the
 data folder, private (0600): it holds the key. One is refused when another user owns it or
 others may read it (anyone could have planted or read it). A claim is atomic (the whole file
 appears at once, or the claim fails), so two serves cannot both hold it; a file whose PID is
@@ -10,6 +12,7 @@ dead is stale and gives way.
 
 from __future__ import annotations
 
+import ctypes
 import getpass
 import json
 import os
@@ -36,7 +39,7 @@ class EngineRecord:
     """What the runtime file says of the engine.
 
     Attributes:
-        url: Its base URL (with /v1).
+        url: Its base URL (with /v1); "" while it starts (loads, binds).
         pid: Its process.
         model: The model it serves.
         key: The key clients send (None: none needed).
@@ -139,12 +142,32 @@ def claim(record: EngineRecord, path: Path | None = None) -> Path:
         remove(draft)
 
 
+def update(record: EngineRecord, path: Path | None = None) -> None:
+    """Replace the runtime file, which `record`'s instance holds, by `record` (atomically).
+
+    Raises:
+        EngineFileError: another engine holds it now.
+    """
+    path = path or runtime_path()
+    held = read_record(path)
+    if held is None or held.instance != record.instance:
+        raise EngineFileError(_("the runtime file {path} was taken over").format(path=path))
+    draft = path.with_name(f".{FILE_NAME}.{os.getpid()}.{record.instance}")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        json.dump(asdict(record), out)
+    os.replace(draft, path)
+
+
 def held_by(holder: EngineRecord) -> EngineFileError:
     """The refusal of a second engine while `holder` runs."""
+    message = (
+        _("an engine already runs on this machine: PID {pid} serves {model} at {url}")
+        if holder.url
+        else _("an engine is starting on this machine: PID {pid}, {model}")
+    )
     return EngineFileError(
-        _("an engine already runs on this machine: PID {pid} serves {model} at {url}").format(
-            pid=holder.pid, model=holder.model, url=holder.url
-        ),
+        message.format(pid=holder.pid, model=holder.model, url=holder.url),
         _("Use it (other commands find it), or end it first with `gptoss-local stop`."),
     )
 
@@ -166,10 +189,9 @@ def remove(path: Path) -> None:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether process `pid` runs (on Windows, where a signal 0 would end it, the server's
-    answer decides instead: always True here)."""
-    if os.name == "nt":
-        return True
+    """Whether process `pid` runs."""
+    if os.name == "nt":  # where a signal 0 would end it
+        return _windows_pid_alive(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -177,6 +199,19 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:  # it runs, as another user
         return True
     return pid > 0 and not _zombie(pid)
+
+
+def _windows_pid_alive(pid: int) -> bool:
+    kernel32 = getattr(ctypes, "windll").kernel32  # noqa: B009 (Windows only)
+    handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+    if not handle:
+        return bool(kernel32.GetLastError() == 5)  # access denied: it runs, as another user
+    try:
+        code = ctypes.c_ulong()
+        kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
+        return code.value == 259  # STILL_ACTIVE
+    finally:
+        kernel32.CloseHandle(handle)
 
 
 def _zombie(pid: int) -> bool:

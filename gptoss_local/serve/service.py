@@ -162,8 +162,9 @@ class Service:
     def engine_state(self) -> dict[str, Any]:
         """This server as `ENGINE_PATH` tells it: its id, model, and what is loaded for whom."""
         info = self.backend.info()
-        state: dict[str, Any] = {"loaded": True, "loading": False, "loads": 1, "memory": {}, "keep_alive": -1,
-                                 "expires_at": None, "running": [], "waiting": []}  # fmt: skip
+        state: dict[str, Any] = {"loaded": True, "loading": False, "loads": 1, "memory": {},
+                                 "keep_alive": -1, "expires_at": None, "running": [],
+                                 "waiting": []}  # fmt: skip
         if isinstance(self.backend, ResidentBackend):
             state = self.backend.state()
         return {"object": "gptoss-local.engine", "instance": self.instance,

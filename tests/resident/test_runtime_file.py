@@ -11,13 +11,14 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from resident_helpers import resident_server
 
-from gptoss_local.serve.find_engine import find_engine
+from gptoss_local.serve.find_engine import Engine, find_engine
 from gptoss_local.serve.runtime_file import (
     EngineFileError,
     EngineRecord,
@@ -25,6 +26,7 @@ from gptoss_local.serve.runtime_file import (
     read_record,
     release,
     runtime_path,
+    update,
 )
 
 posix_only = pytest.mark.skipif(os.name == "nt", reason="modes and owners are POSIX's")
@@ -154,3 +156,28 @@ def test_our_engine_is_found_with_its_state(tiny_gguf: Path) -> None:
         claim(claim_of_another_start)  # a recycled port: the server answers another instance
         with pytest.raises(EngineFileError, match="is not the engine"):
             find_engine()
+
+
+def test_an_engine_that_starts_is_waited_for_then_found(tiny_gguf: Path) -> None:
+    with resident_server(tiny_gguf, keep_alive=-1) as served:
+        starting = EngineRecord("", os.getpid(), "tiny", None, "t1")
+        claim(starting)
+        with pytest.raises(EngineFileError, match="an engine is starting on this machine"):
+            claim(record())  # a second serve: refused before it loads
+        now = find_engine()
+        assert now is not None and now.starting
+        found: list[object] = []
+        waiter = threading.Thread(target=lambda: found.append(find_engine(wait=60)))
+        waiter.start()
+        update(replace(starting, url=served.server.url))  # it listens now
+        waiter.join(60)
+        assert len(found) == 1
+        engine = found[0]
+        assert isinstance(engine, Engine) and not engine.starting
+        assert engine.state["instance"] == "t1"
+
+
+def test_an_update_of_a_file_another_engine_took_is_refused() -> None:
+    claim(record())
+    with pytest.raises(EngineFileError, match="taken over"):
+        update(record())

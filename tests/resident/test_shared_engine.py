@@ -5,6 +5,7 @@ another model is refused, and a killed engine leaves a stale file the next look 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import threading
@@ -15,7 +16,7 @@ from resident_helpers import get_json, post
 from serve_helpers import serve_process
 
 from gptoss_local.serve.find_engine import find_engine
-from gptoss_local.serve.runtime_file import read_record, runtime_path
+from gptoss_local.serve.runtime_file import EngineRecord, claim, read_record, runtime_path
 from gptoss_local.serve.service import ENGINE_PATH
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -66,6 +67,7 @@ def test_a_second_serve_is_refused_naming_the_first(
         code, _out, err = cli("serve", "--model-path", str(tiny_gguf), "--port", "0")
         assert code != 0
         assert f"PID {served.process.pid} serves tiny" in err
+        assert find_engine() is not None  # the first one's file is left as it was
 
 
 def test_ps_shows_the_engine_and_stop_ends_it(
@@ -115,3 +117,11 @@ def test_on_demand_loads_nothing_until_the_first_request(
         state = get_json(served.port, ENGINE_PATH)
         assert state["loaded"] is True and state["loads"] == 1
         assert "let go after 5 min 0 s without a request" in served.log()
+
+
+def test_an_engine_that_starts_is_shown_and_not_signalled(cli: Cli) -> None:
+    claim(EngineRecord("", os.getpid(), "tiny", None))  # this process: never to be signalled
+    code, out, _err = cli("ps")
+    assert code == 0 and "starting" in out and str(os.getpid()) in out
+    code, _out, err = cli("stop")
+    assert code == 1 and "still starting" in err
