@@ -23,7 +23,7 @@ from gptoss_local.backends.base import (
 )
 from gptoss_local.chat.context_budget import Budget, ContextFull, fit
 from gptoss_local.chat.context_keeper import prompt_counter
-from gptoss_local.commands.notes import LoadNotes, warn
+from gptoss_local.commands.notes import LoadNotes, note, warn
 from gptoss_local.commands.run_request import (
     answer_problem,
     kind_of,
@@ -132,7 +132,8 @@ def _answer(
 ) -> int:
     local = prepare(wishes, settings, warn=warn).ready
     assert local is not None  # made ready: `run` asks nothing first
-    ready = over_engine(local, wishes)  # the engine this machine runs, when it has the model
+    background = settings.engine_start == "background"
+    ready = over_engine(local, wishes, background, note)  # the machine's engine, if it has it
     if ready is not local and conversation.builtin_tools:
         raise WishError(
             _("the engine on this machine holds {model}, but the built-in tools (python, "

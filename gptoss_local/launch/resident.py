@@ -4,6 +4,7 @@ instead of loading a second copy of the model: `over_engine` turns a command's p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from gptoss_local.backends.base import Backend, BackendInfo, Capabilities, LoadProgress
@@ -12,23 +13,35 @@ from gptoss_local.backends.ollama.backend import OllamaBackend
 from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
+from gptoss_local.launch.engine_start import start_engine
 from gptoss_local.launch.engines import Ready, engine
 from gptoss_local.plan.planner import Plan
 from gptoss_local.plan.wishes import Wishes
 from gptoss_local.serve.find_engine import Engine, find_engine
 from gptoss_local.serve.model_names import accepts
 
+
+def _no_notice(_text: str) -> None:
+    """Hears nothing."""
+
+
 START_WAIT_SECONDS = 300.0  # an engine loading its model: a command waits rather than load too
 
 
-def over_engine(ready: Ready, wishes: Wishes, found: Engine | None = None) -> Ready:
+def over_engine(
+    ready: Ready,
+    wishes: Wishes,
+    start: bool = False,
+    notice: Callable[[str], None] = _no_notice,
+) -> Ready:
     """`ready`, opening the resident engine instead when one runs with the model wanted (a
     command that reaches a server of its own choosing, `--base-url`, is left as it is).
 
     Args:
         ready: The command's model, prepared to load in this process.
         wishes: What the command line asked (its engine).
-        found: The engine (default: `find_engine()`'s).
+        start: Start the engine in the background when none runs (`engine_start`).
+        notice: Hears what is being done (stderr).
 
     Raises:
         WishError: the engine holds another model (a second copy would take its memory
@@ -37,7 +50,9 @@ def over_engine(ready: Ready, wishes: Wishes, found: Engine | None = None) -> Re
     """
     if engine(wishes.backend).remote:
         return ready
-    found = found or find_engine(wait=START_WAIT_SECONDS)
+    found = find_engine(wait=START_WAIT_SECONDS)
+    if found is None and start:
+        found = start_engine(ready, wishes, notice)
     if found is None:
         return ready
     if found.starting:
