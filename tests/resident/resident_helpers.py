@@ -99,7 +99,11 @@ def get_json(port: int, path: str, key: str | None = None) -> dict[str, Any]:
 
 @contextmanager
 def resident_server(
-    gguf: Path, keep_alive: float, load_now: bool = True, reload: threading.Event | None = None
+    gguf: Path,
+    keep_alive: float,
+    load_now: bool = True,
+    reload: threading.Event | None = None,
+    sequences: int = 1,
 ) -> Iterator[Served]:
     """The tiny model behind a `ResidentBackend` served on a free loopback port; a load after
     the first waits for `reload` when one is given."""
@@ -109,7 +113,7 @@ def resident_server(
         if opened and reload is not None:
             assert reload.wait(60), "the test never let the load go on"
         opened.append(None)
-        return open_tiny(gguf)
+        return open_tiny(gguf, sequences=sequences)
 
     resident = ResidentBackend(opener, keep_alive, load_now, {"ram": 1})
     gate = Gate(resident)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -73,3 +75,17 @@ def test_without_the_setting_run_loads_its_own_copy(tiny_gguf: Path, cli: Cli) -
     code, _out, err = run_once(cli, tiny_gguf)
     assert code == 0, err
     assert "engine" not in err and find_engine() is None
+
+
+def test_two_runs_at_the_same_moment_start_one_engine(
+    tiny_gguf: Path, background: None, isolated_home: Path
+) -> None:
+    command = [sys.executable, "-m", "gptoss_local", "run", "--model-path", str(tiny_gguf),
+               "--context", "2048", "--max-tokens", "4", "hi"]  # fmt: skip
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]  # fmt: skip
+    ended = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], ended
+    assert engine().state["loads"] == 1
+    log = (isolated_home / "logs" / "engine.log").read_text()
+    assert log.count("serving tiny") == 1, log  # a second serve, if any, gave way unloaded

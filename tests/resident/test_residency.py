@@ -43,6 +43,23 @@ def test_the_engine_tells_its_state_while_the_model_loads(tiny_gguf: Path) -> No
         assert answers == [200] and served.state()["loads"] == 2
 
 
+def test_two_requests_at_the_same_moment_load_one_copy(tiny_gguf: Path) -> None:
+    reload = threading.Event()
+    with resident_server(tiny_gguf, keep_alive=0, reload=reload, sequences=2) as served:
+        before = served.state()["loads"]
+        answers: list[int] = []
+        asking = [threading.Thread(target=lambda n=n: answers.append(served.chat("hi", str(n))[0]))
+                  for n in range(2)]  # fmt: skip
+        for thread in asking:
+            thread.start()
+        until(lambda: len(served.state()["running"]) == 2, "both requests to ask for the model")
+        reload.set()
+        for thread in asking:
+            thread.join(60)
+        assert answers == [200, 200]
+        assert served.state()["loads"] == before + 1
+
+
 def test_on_demand_lets_the_model_go_until_the_first_request(tiny_gguf: Path) -> None:
     with resident_server(tiny_gguf, keep_alive=-1, load_now=False) as served:
         assert not served.state()["loaded"]

@@ -46,6 +46,8 @@ def test_run_answers_through_the_engine_with_one_copy_loaded(
         assert answers == [200, 200]
         state = get_json(served.port, ENGINE_PATH, "k3y")
         assert state["loads"] == 1  # every answer came from the one copy
+        refused = get_json(served.port, ENGINE_PATH)  # without the key: nothing to read
+        assert refused["error"]["code"] == "invalid_api_key" and "instance" not in refused
         assert "POST /v1/chat/completions 200" in served.log()
 
 
