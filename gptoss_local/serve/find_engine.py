@@ -7,10 +7,9 @@ a foreign server, or a port another program took since, is never used in its pla
 
 from __future__ import annotations
 
+import http.client
 import json
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +83,8 @@ def find_engine(
     if not pid_alive(record.pid):
         remove(path)
         return None
+    if not is_loopback_host(urlsplit(reachable(record.url)).hostname):
+        raise foreign(record, path)  # an engine of this machine listens here
     try:
         state = ask_state(record)
     except ConnectionRefusedError:  # nothing listens there any more: a stale file
@@ -95,30 +96,28 @@ def find_engine(
 
 
 def ask_state(record: EngineRecord, timeout: float = ASK_SECONDS) -> dict[str, Any]:
-    """The engine's answer to `GET /gptoss-local/engine`.
+    """The answer to `GET /gptoss-local/engine` at the record's address, with its key ({}
+    when what answers is not an engine of ours). Straight to the address: no proxy.
 
     Raises:
-        ConnectionRefusedError: nothing listens at its address.
-        EngineFileError: something else answers there, or nothing in time.
+        ConnectionRefusedError: nothing listens there.
+        EngineFileError: nothing answers in time.
     """
-    url = reachable(record.url)
-    parts = urlsplit(url)
-    if not is_loopback_host(parts.hostname):
-        raise foreign(record, runtime_path())
-    target = urlunsplit((parts.scheme, parts.netloc, ENGINE_PATH, "", ""))
+    parts = urlsplit(reachable(record.url))
     headers = {"Authorization": f"Bearer {record.key}"} if record.key else {}
-    request = urllib.request.Request(target, headers=headers)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:  # loopback only (above)
-            data = json.loads(answer.read())
-    except urllib.error.HTTPError:
-        return {}  # answered, but not as our engine does: foreign
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, ConnectionRefusedError):
-            raise exc.reason from None
+        connection.request("GET", ENGINE_PATH, headers=headers)
+        answer = connection.getresponse()
+        data = json.loads(answer.read()) if answer.status == 200 else {}
+    except ConnectionRefusedError:
+        raise
+    except TimeoutError:
         raise _silent(record) from None
-    except (OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):
         return {}
+    finally:
+        connection.close()
     return data if isinstance(data, dict) else {}
 
 

@@ -114,11 +114,6 @@ class ResidentBackend:
         """What is (or will be) loaded, without loading it."""
         return self._info
 
-    @property
-    def loaded(self) -> bool:
-        """Whether the model is in memory now."""
-        return self._backend is not None
-
     @contextmanager
     def hold(self, keep_alive: float | None = None, client: str = "") -> Iterator[Holder]:
         """Keep the model from unloading while the block runs (a request, from its arrival
@@ -160,14 +155,6 @@ class ResidentBackend:
     def tokenize(self, text: str, special: bool = True) -> list[int]:
         """`text` as token ids (loading the model if needed)."""
         return self._loaded().tokenize(text, special)
-
-    def unload(self) -> bool:
-        """Let the model go now unless a request holds it; whether it was let go."""
-        with self._lock:
-            if self._holders or self._backend is None:
-                return False
-            self._unload()
-            return True
 
     def close(self) -> None:
         """Free the model for good."""

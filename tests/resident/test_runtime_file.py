@@ -144,7 +144,13 @@ def test_nothing_listening_at_the_address_makes_the_file_stale(tmp_path: Path) -
     assert not runtime_path().exists()
 
 
-def test_our_engine_is_found_with_its_state(tiny_gguf: Path) -> None:
+def test_our_engine_is_found_with_its_state(
+    tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("http_proxy", "HTTP_PROXY"):  # never asked: the engine is on this machine
+        monkeypatch.setenv(name, "http://192.0.2.1:9")
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
     with resident_server(tiny_gguf, keep_alive=-1) as served:
         claim(EngineRecord(served.server.url, os.getpid(), "tiny", None, "t1"))
         found = find_engine()
