@@ -133,7 +133,9 @@ def _answer(
     local = prepare(wishes, settings, warn=warn).ready
     assert local is not None  # made ready: `run` asks nothing first
     background = settings.engine_start == "background"
-    ready = over_engine(local, wishes, background, note)  # the machine's engine, if it has it
+    ready = over_engine(
+        local, wishes, background, note, "gptoss-local run"
+    )  # the machine's engine, if it has it
     if ready is not local and conversation.builtin_tools:
         raise WishError(
             _("the engine on this machine holds {model}, but the built-in tools (python, "

@@ -33,6 +33,7 @@ def over_engine(
     wishes: Wishes,
     start: bool = False,
     notice: Callable[[str], None] = _no_notice,
+    client: str = "gptoss-local",
 ) -> Ready:
     """`ready`, opening the resident engine instead when one runs with the model wanted (a
     command that reaches a server of its own choosing, `--base-url`, is left as it is).
@@ -42,6 +43,7 @@ def over_engine(
         wishes: What the command line asked (its engine).
         start: Start the engine in the background when none runs (`engine_start`).
         notice: Hears what is being done (stderr).
+        client: The command, as the engine shows who uses it (`ps`).
 
     Raises:
         WishError: the engine holds another model (a second copy would take its memory
@@ -67,7 +69,7 @@ def over_engine(
 
     def open_engine(progress: LoadProgress) -> Backend:
         progress(0.0, _("using the engine at {url}").format(url=url))
-        return OpenAIClientBackend(url, model, key)
+        return OpenAIClientBackend(url, model, key, client)
 
     return replace(ready, model=model, open=open_engine)
 

@@ -12,6 +12,9 @@ import pytest
 from resident_helpers import resident_server
 from serve_helpers import until
 
+from gptoss_local.backends.base import GenerationSettings, ReplyRequest
+from gptoss_local.backends.openai.backend import OpenAIClientBackend
+from gptoss_local.conversation import Conversation, Message
 from gptoss_local.serve.resident import parse_keep_alive
 
 
@@ -116,3 +119,16 @@ def test_keep_alive_durations_read_as_ollama_writes_them(text: str, seconds: flo
 def test_other_durations_are_refused(text: str) -> None:
     with pytest.raises(ValueError, match="not a duration"):
         parse_keep_alive(text)
+
+
+def test_the_engine_names_the_gptoss_local_command_it_answers(tiny_gguf: Path) -> None:
+    with resident_server(tiny_gguf, keep_alive=-1) as served:
+        client = OpenAIClientBackend(served.server.url, "tiny", None, "gptoss-local run")
+        asked = ReplyRequest(Conversation(messages=(Message(role="user", content="gate"),)),
+                             GenerationSettings(max_tokens=8))  # fmt: skip
+        reading = threading.Thread(target=lambda: list(client.stream(asked)))
+        reading.start()
+        until(lambda: served.state()["running"] != [], "the reply to run")
+        assert [h["client"] for h in served.state()["running"]] == ["gptoss-local run"]
+        served.gate.open.set()
+        reading.join(60)
