@@ -48,6 +48,9 @@ def run_serve(args: argparse.Namespace) -> int:
     # same moment) is refused before it loads a second copy.
     wanted = str(wishes.model_path) if wishes.model_path else wishes.model or ""
     record = EngineRecord("", os.getpid(), wanted, key)
+    if args.unshared:  # a second model on purpose: not the machine's engine
+        _load_and_serve(args, settings, wishes, guard, record)
+        return 0
     claim(record)
     try:
         _load_and_serve(args, settings, wishes, guard, record)
@@ -87,7 +90,8 @@ def _load_and_serve(
         )
         server = listen(service, guard)
         try:
-            update(replace(record, url=server.url, model=ready.model))  # found from now on
+            if not args.unshared:
+                update(replace(record, url=server.url, model=ready.model))  # found from now on
         except BaseException:
             server.server_close()
             raise

@@ -73,9 +73,9 @@ class Served:
         return answer.status, data
 
 
-def post(port: int, key: str | None = None, client: str = "") -> int:
+def post(port: int, key: str | None = None, client: str = "", model: str = "tiny") -> int:
     """A short chat completion to the server at `port`; its status."""
-    body = {"model": "tiny", "max_tokens": 4, "messages": [{"role": "user", "content": "x"}]}
+    body = {"model": model, "max_tokens": 4, "messages": [{"role": "user", "content": "x"}]}
     headers = {"Content-Type": "application/json", "X-Client-Name": client}
     if key:
         headers["Authorization"] = f"Bearer {key}"

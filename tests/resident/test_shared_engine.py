@@ -72,6 +72,19 @@ def test_a_second_serve_is_refused_naming_the_first(
         assert find_engine() is not None  # the first one's file is left as it was
 
 
+def test_an_unshared_serve_runs_beside_the_engine_unseen(
+    tiny_gguf: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    with serve_process(tiny_gguf, isolated_home) as engine_serve:
+        other = tmp_path / "other.gguf"
+        shutil.copyfile(tiny_gguf, other)
+        with serve_process(other, isolated_home, "--unshared") as beside:
+            assert post(beside.port, model="other") == 200  # a second model, on purpose
+            found = find_engine()
+            assert found is not None and found.record.pid == engine_serve.process.pid
+        assert find_engine() is not None  # its end leaves the engine's file alone
+
+
 def test_ps_shows_the_engine_and_stop_ends_it(
     tiny_gguf: Path, isolated_home: Path, cli: Cli
 ) -> None:

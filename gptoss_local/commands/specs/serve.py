@@ -53,6 +53,11 @@ def _residency_arguments(parser: argparse.ArgumentParser) -> None:
             "each reply; -1 or forever: never); the next request loads it again"),
     )  # fmt: skip
     parser.add_argument(
+        "--unshared", action="store_true",
+        help=_("not this machine's engine: other commands do not find it, and it may run "
+            "beside the engine (a second model on purpose)"),
+    )  # fmt: skip
+    parser.add_argument(
         "--load", choices=("now", "on-demand"), default="now",
         help=_("now (default): the model is loaded when serve says it serves; on-demand: it "
             "loads at the first request (as for a service started at login)"),
