@@ -31,28 +31,34 @@ def run_ps(args: argparse.Namespace) -> int:
         print(_("no engine runs on this machine (`gptoss-local serve` starts one)"),
               file=sys.stderr)  # fmt: skip
         return 0
-    for line in table_lines(_rows(engine)):
+    for line in table_lines(engine_rows(engine)):
         print(line.rstrip())
     return 0
 
 
-def _rows(engine: Engine) -> list[list[str]]:
+def engine_rows(engine: Engine) -> list[list[str]]:
+    """`ps`'s table: its heading, then the engine's row."""
     state, record = engine.state, engine.record
     heading = [_("MODEL"), _("LOADED"), _("MEMORY"), _("UNLOADS"), _("PID"), _("USED BY")]
     if engine.starting:
         return [heading, [record.model, _("starting"), "-", "-", str(record.pid), "-"]]
-    memory = state.get("memory") or {}
-    held = _("VRAM {vram}, RAM {ram}").format(vram=gib(memory.get("vram", 0)),
-                                            ram=gib(memory.get("ram", 0)))  # fmt: skip
     row = [
         record.model,
         _("yes") if state.get("loaded") else _("no"),
-        held if state.get("loaded") else "-",
+        _memory(state.get("memory") or {}) if state.get("loaded") else "-",
         _unloads(state),
         str(record.pid),
         _users(state) or "-",
     ]
     return [heading, row]
+
+
+def _memory(memory: dict[str, Any]) -> str:
+    """What the model takes, as planned: the VRAM part only when it has one."""
+    ram = gib(memory.get("ram", 0))
+    if not memory.get("vram"):
+        return _("RAM {ram}").format(ram=ram)
+    return _("VRAM {vram}, RAM {ram}").format(vram=gib(memory["vram"]), ram=ram)
 
 
 def _unloads(state: dict[str, Any]) -> str:

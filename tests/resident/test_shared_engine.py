@@ -15,7 +15,8 @@ from pathlib import Path
 from resident_helpers import get_json, post
 from serve_helpers import serve_process
 
-from gptoss_local.serve.find_engine import find_engine
+from gptoss_local.commands.resident import engine_rows
+from gptoss_local.serve.find_engine import Engine, find_engine
 from gptoss_local.serve.runtime_file import EngineRecord, claim, read_record, runtime_path
 from gptoss_local.serve.service import ENGINE_PATH
 
@@ -92,6 +93,7 @@ def test_ps_shows_the_engine_and_stop_ends_it(
         code, out, _err = cli("ps")
         assert code == 0
         assert "tiny" in out and str(served.process.pid) in out and "never" in out
+        assert "RAM " in out and "VRAM" not in out  # on the CPU: no VRAM to show
         code, out, _err = cli("ps", "--json")
         engine = json.loads(out)["engine"]
         assert engine["pid"] == served.process.pid and "key" not in engine
@@ -140,3 +142,14 @@ def test_an_engine_that_starts_is_shown_and_not_signalled(cli: Cli) -> None:
     assert code == 0 and "starting" in out and str(os.getpid()) in out
     code, _out, err = cli("stop")
     assert code == 1 and "still starting" in err
+
+
+def test_ps_names_who_runs_and_who_waits() -> None:
+    state = {"loaded": True, "memory": {"vram": 3 << 30, "ram": 1 << 30}, "expires_at": None,
+             "running": [{"client": "gptoss-local run", "since": 0}],
+             "waiting": [{"client": "", "since": 0}]}  # fmt: skip
+    record = EngineRecord("http://127.0.0.1:1/v1", 42, "gpt-oss-20b", None)
+    heading, row = engine_rows(Engine(record, state))
+    shown = dict(zip(heading, row, strict=True))
+    assert shown["MEMORY"] == "VRAM 3.0 GiB, RAM 1.0 GiB" and shown["UNLOADS"] == "in use"
+    assert shown["USED BY"] == "gptoss-local run (running), ? (waiting)"
