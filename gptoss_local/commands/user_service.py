@@ -23,6 +23,7 @@ from gptoss_local import paths
 from gptoss_local.errors import UserError
 from gptoss_local.i18n import _
 from gptoss_local.paths import HOME_ENV
+from gptoss_local.serve.find_engine import find_engine
 
 UNIT = "gptoss-local.service"
 KEY_FILE = "service.env"
@@ -80,7 +81,9 @@ def unit_text(argv: list[str], key_file: Path) -> str:
         f"{environment}"
         f"EnvironmentFile=-{_quoted(str(key_file))}\n"
         "Restart=on-failure\n"
-        "RestartSec=5\n\n"
+        "RestartSec=5\n"
+        # 2: refused (another engine runs, bad settings): starting again would change nothing.
+        "RestartPreventExitStatus=2\n\n"
         "[Install]\n"
         "WantedBy=default.target\n"
     )
@@ -99,6 +102,11 @@ def _install(args: argparse.Namespace, machine: Machine) -> int:
     print(_("wrote {path}").format(path=unit), file=sys.stderr)
     steps = [["systemctl", "--user", "daemon-reload"],
              ["systemctl", "--user", "enable", "--now", UNIT]]  # fmt: skip
+    running = find_engine()
+    if running is not None:  # the service's serve gives way to it (exit 2, not restarted)
+        print(_("an engine runs already (PID {pid}): the service starts at the next login, or "
+                "after `gptoss-local stop` with `systemctl --user start {unit}`").format(
+                    pid=running.record.pid, unit=UNIT), file=sys.stderr)  # fmt: skip
     return _systemctl(machine, steps)
 
 

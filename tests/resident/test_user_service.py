@@ -6,6 +6,7 @@ there is none, and on Windows (injected) the scheduled task it would create."""
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from collections.abc import Callable
@@ -15,6 +16,7 @@ import pytest
 
 from gptoss_local.commands.user_service import Machine, run_service
 from gptoss_local.errors import UserError
+from gptoss_local.serve.runtime_file import EngineRecord, claim
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -65,6 +67,7 @@ def test_install_writes_a_loopback_unit_and_prints_the_steps_without_systemctl(
                                 "127.0.0.1", "--port", "8099", "--load", "on-demand",
                                 "--keep-alive", "600"]  # fmt: skip
     assert "Restart=on-failure" in unit and "WantedBy=default.target" in unit
+    assert "RestartPreventExitStatus=2" in unit  # refused (an engine runs): no restart loop
     assert "GPTOSS_LOCAL_HOME=" in unit  # the same data folder as the commands that find it
     assert "systemctl --user enable --now gptoss-local.service" in err
 
@@ -125,3 +128,14 @@ def test_on_windows_it_says_which_task_would_do_it_and_changes_nothing(
     assert list(tmp_path.iterdir()) == []
     assert run_service(argparse.Namespace(service_command="uninstall"), machine) == 0
     assert capsys.readouterr().out == "schtasks /Delete /TN gptoss-local /F\n"
+
+
+def test_install_beside_a_running_engine_says_when_the_service_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    claim(EngineRecord("", os.getpid(), "tiny", None))  # an engine (starting) of this user
+    assert run_service(install_args(), linux(tmp_path)) == 0
+    err = capsys.readouterr().err
+    assert f"an engine runs already (PID {os.getpid()})" in err
+    assert "systemctl --user start gptoss-local.service" in err
