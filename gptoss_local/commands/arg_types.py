@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from gptoss_local.config import gpu_list
 from gptoss_local.i18n import _
-from gptoss_local.serve.resident import parse_keep_alive
+from gptoss_local.serve.keep_alive import parse_keep_alive
 
 LARGEST_ID = 2**63 - 1  # SQLite's largest INTEGER
 

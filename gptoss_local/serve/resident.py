@@ -11,8 +11,6 @@ Ollama's does). What it holds and for whom, `state()` tells (`GET /gptoss-local/
 from __future__ import annotations
 
 import itertools
-import math
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,34 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gptoss_local.backends.base import Backend, BackendInfo, Capabilities, Reply, ReplyRequest
-
-DEFAULT_KEEP_ALIVE = 300.0  # seconds, as Ollama's
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h)")
-
-
-def parse_keep_alive(text: str) -> float:
-    """Seconds from a keep-alive as Ollama spells it: a number of seconds ("300", "0",
-    "-1"), a duration ("5m", "1h30m", "0.5s"), or "forever" (-1: never unload).
-
-    Raises:
-        ValueError: none of these.
-    """
-    word = text.strip().lower()
-    if word in ("forever", "never", "inf"):
-        return -1.0
-    try:
-        value = float(word)
-    except ValueError:
-        sign = -1.0 if word.startswith("-") else 1.0
-        body = word.lstrip("+-")
-        parts = _PART.findall(body)
-        if not body or "".join(n + u for n, u in parts) != body:
-            raise ValueError(f"not a duration: {text!r} (e.g. 300, 5m, 1h, 0, -1)") from None
-        value = sign * sum(float(n) * _UNITS[u] for n, u in parts)
-    if not math.isfinite(value):
-        raise ValueError(f"not a duration: {text!r}")
-    return value
+from gptoss_local.serve.keep_alive import DEFAULT_KEEP_ALIVE
 
 
 @dataclass

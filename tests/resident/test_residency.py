@@ -15,7 +15,7 @@ from serve_helpers import until
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest
 from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.conversation import Conversation, Message
-from gptoss_local.serve.resident import parse_keep_alive
+from gptoss_local.serve.keep_alive import parse_keep_alive
 
 
 def test_the_model_unloads_when_idle_and_loads_again_for_the_next_request(

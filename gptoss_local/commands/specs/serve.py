@@ -17,7 +17,7 @@ from gptoss_local.commands.specs.shared import (
 )
 from gptoss_local.i18n import N_, _
 from gptoss_local.serve.capacity import DEFAULT_CACHE_RAM_MIB, GPU_PARALLEL
-from gptoss_local.serve.resident import DEFAULT_KEEP_ALIVE
+from gptoss_local.serve.keep_alive import DEFAULT_KEEP_ALIVE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

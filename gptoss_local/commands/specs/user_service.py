@@ -7,7 +7,7 @@ import argparse
 from gptoss_local.commands.arg_types import keep_alive, port_number
 from gptoss_local.commands.specs.command import Command
 from gptoss_local.i18n import N_, _
-from gptoss_local.serve.resident import DEFAULT_KEEP_ALIVE
+from gptoss_local.serve.keep_alive import DEFAULT_KEEP_ALIVE
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
