@@ -28,10 +28,12 @@ from gptoss_local.commands.specs import (
     launch,
     models,
     pull,
+    resident,
     rm,
     run,
     serve,
     tools,
+    user_service,
     verify,
 )
 from gptoss_local.commands.specs.command import Command, split_passed_on
@@ -39,10 +41,11 @@ from gptoss_local.errors import UserError
 from gptoss_local.i18n import _, set_language
 
 # Every command, in the order --help lists them; each declares its own options and handler.
-COMMANDS: tuple[Command, ...] = tuple(
-    spec.COMMAND
-    for spec in (doctor, run, bench, chat, serve, launch, codex, pull, models, verify, rm,
-                 import_model, chats, tools, docs, engine)
+COMMANDS: tuple[Command, ...] = (
+    *(spec.COMMAND
+      for spec in (doctor, run, bench, chat, serve, launch, codex, pull, models, verify, rm,
+                   import_model, chats, tools, docs, engine)),
+    resident.PS, resident.STOP, user_service.COMMAND,
 )  # fmt: skip
 BY_NAME = {name: command for command in COMMANDS for name in (command.name, *command.aliases)}
 # Each command's handler as "module:function", imported only when that command runs.

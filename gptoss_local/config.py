@@ -35,6 +35,7 @@ class SettingsError(UserError):
 
 
 # A tool name, or a pattern of them ("git__*"): what `allowed_tools` may hold.
+ENGINE_STARTS = ("off", "background")  # `engine_start`: see `Settings`
 _TOOL_PATTERN = re.compile(r"[A-Za-z0-9_*?\[\]]+")
 
 
@@ -61,6 +62,10 @@ class Settings:
 
     `docs`: the folders the browser tool searches (absolute paths; `gptoss-local docs add`
     writes them), indexed in the data folder.
+
+    `engine_start`: what a command that needs the model does when no engine (`serve`) runs on
+    this machine: "off" loads the model itself, "background" starts `serve` in the background
+    and answers through it (the next commands find it there).
     """
 
     backend: BackendName = "llamacpp"
@@ -78,6 +83,7 @@ class Settings:
     language: str = ""
     gpus: str = ""
     docs: tuple[str, ...] = ()
+    engine_start: str = "off"
 
     def validate(self) -> None:
         """Raise ValueError naming the first setting with a value gptoss-local cannot use."""
@@ -109,6 +115,8 @@ class Settings:
                 )  # fmt: skip
         if self.context_policy not in CONTEXT_POLICIES:
             raise ValueError(_one_of("context_policy", CONTEXT_POLICIES, self.context_policy))
+        if self.engine_start not in ENGINE_STARTS:
+            raise ValueError(_one_of("engine_start", ENGINE_STARTS, self.engine_start))
         if self.draft not in DRAFTERS:
             raise ValueError(_one_of("draft", DRAFTERS, self.draft))
         if self.draft == "eagle3" and not self.draft_model:

@@ -95,6 +95,7 @@ def test_failed_write_keeps_the_old_file(
         ("python_timeout = 0\n", "python_timeout must be"),
         ("python_memory_mb = 100\n", "python_memory_mb must be 0 (no limit) or at least 256"),
         ("python_timeout = true\n", "'python_timeout' must be a whole number"),
+        ('engine_start = "always"\n', "engine_start must be one of off, background"),
     ],
 )
 def test_bad_settings_are_clear_errors(text: str, words: str) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from gptoss_local.config import gpu_list
 from gptoss_local.i18n import _
+from gptoss_local.serve.keep_alive import parse_keep_alive
 
 LARGEST_ID = 2**63 - 1  # SQLite's largest INTEGER
 
@@ -34,6 +35,20 @@ def _whole_number(text: str, low: int) -> int:
             _("must be {low} or more, not {value}").format(low=low, value=value)
         )
     return value
+
+
+def keep_alive(text: str) -> float:
+    """Seconds the model stays loaded when idle (`serve --keep-alive`): 300, 5m, 1h, 0
+    (unload after each reply), -1 or forever (never)."""
+    try:
+        return parse_keep_alive(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            _(
+                "expected a duration such as 300, 5m or 1h (0: unload after each reply; -1 or "
+                "forever: never), not {text}"
+            ).format(text=repr(text))
+        ) from None
 
 
 def port_number(text: str) -> int:

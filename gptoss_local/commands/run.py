@@ -23,7 +23,7 @@ from gptoss_local.backends.base import (
 )
 from gptoss_local.chat.context_budget import Budget, ContextFull, fit
 from gptoss_local.chat.context_keeper import prompt_counter
-from gptoss_local.commands.notes import LoadNotes, warn
+from gptoss_local.commands.notes import LoadNotes, note, warn
 from gptoss_local.commands.run_request import (
     answer_problem,
     kind_of,
@@ -38,6 +38,7 @@ from gptoss_local.harmony import render_prompt
 from gptoss_local.harmony.tools import function_tool
 from gptoss_local.i18n import _
 from gptoss_local.launch.prepare import prepare
+from gptoss_local.launch.resident import over_engine
 from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.tools import (
     Approvals,
@@ -129,8 +130,19 @@ def _answer(
     fmt: ResponseFormat | None,
     choice: ToolChoice,
 ) -> int:
-    ready = prepare(wishes, settings, warn=warn).ready
-    assert ready is not None  # made ready: `run` asks nothing first
+    local = prepare(wishes, settings, warn=warn).ready
+    assert local is not None  # made ready: `run` asks nothing first
+    background = settings.engine_start == "background"
+    ready = over_engine(
+        local, wishes, background, note, "gptoss-local run"
+    )  # the machine's engine, if it has it
+    if ready is not local and conversation.builtin_tools:
+        raise WishError(
+            _("the engine on this machine holds {model}, but the built-in tools (python, "
+              "browser) do not reach the model through it").format(model=ready.model),
+            _("Leave out --allow-tool python/browser, or end the engine with `gptoss-local "
+              "stop` first."),
+        )  # fmt: skip
     generation = replace(
         ready.generation,
         max_tokens=args.max_tokens,

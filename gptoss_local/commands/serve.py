@@ -19,14 +19,19 @@ from gptoss_local.errors import UnknownModelError, WishError
 from gptoss_local.i18n import _
 from gptoss_local.launch.engines import engine
 from gptoss_local.launch.prepare import prepare
+from gptoss_local.launch.resident import shape_before_load
 from gptoss_local.library import Library
 from gptoss_local.plan.planner import Plan
 from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.serve.browsing import BrowsingStreamer
 from gptoss_local.serve.capacity import GPU_PARALLEL, cache_ram_bytes
 from gptoss_local.serve.guard import Guard, bind_problem
+from gptoss_local.serve.resident import ResidentBackend
+from gptoss_local.serve.runtime_file import EngineRecord, claim, update
+from gptoss_local.serve.runtime_file import release as release_record
 from gptoss_local.serve.server import ApiServer, make_server
 from gptoss_local.serve.service import Service
+from gptoss_local.units import duration
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -41,11 +46,38 @@ def run_serve(args: argparse.Namespace) -> int:
         raise WishError(problem)  # before the load, which can take minutes
     guard = Guard(args.host, args.port, key, tuple(args.cors),
                   frozenset(h.lower() for h in args.allowed_host))  # fmt: skip
+    # Claimed before the load: a second serve (or one started by another program at the
+    # same moment) is refused before it loads a second copy.
+    wanted = str(wishes.model_path) if wishes.model_path else wishes.model or ""
+    record = EngineRecord("", os.getpid(), wanted, key)
+    if args.unshared:  # a second model on purpose: not the machine's engine
+        _load_and_serve(args, settings, wishes, guard, record)
+        return 0
+    claim(record)
+    try:
+        _load_and_serve(args, settings, wishes, guard, record)
+    finally:
+        release_record(record)  # after the model is freed: a gone file means a gone engine
+    return 0
+
+
+def _load_and_serve(
+    args: argparse.Namespace,
+    settings: config.Settings,
+    wishes: Wishes,
+    guard: Guard,
+    record: EngineRecord,
+) -> None:
     library = _library(settings) if args.browser else None  # refused before the load
     prepared = prepare(wishes, settings, warn=warn, tune=partial(_parallel, args.parallel))
     ready = prepared.ready
     assert ready is not None  # made ready: `serve` asks nothing first
-    backend = ready.open(LoadNotes())
+    plan = prepared.plan
+    memory = {"vram": plan.est_vram, "ram": plan.est_ram}
+    load_now = args.load == "now"
+    shape = None if load_now else shape_before_load(ready, prepared.wishes, plan)
+    opener = partial(ready.open, LoadNotes())
+    backend = ResidentBackend(opener, args.keep_alive, load_now, memory, shape)
     if backend.capabilities.keep_conversations:  # Ollama keeps its own caches
         backend.keep_conversations(cache_ram_bytes(args.cache_ram))
     stream = None
@@ -55,11 +87,19 @@ def run_serve(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
     try:
         names = (ready.model, *model_aliases(prepared.preparation.catalog, ready.model))
-        service = Service(backend, names, ready.generation, args.max_waiting, stream)
+        service = Service(
+            backend, names, ready.generation, args.max_waiting, stream, record.instance
+        )
         server = listen(service, guard)
+        try:
+            if not args.unshared:
+                update(replace(record, url=server.url, model=ready.model))  # found from now on
+        except BaseException:
+            server.server_close()
+            raise
         second = ollama_listener(service, guard, args.ollama_port) if args.ollama else None
         try:
-            _serve(server, ready.model, guard)
+            _serve(server, ready.model, guard, args.keep_alive)
         finally:
             if second is not None:
                 second.stop()
@@ -67,7 +107,6 @@ def run_serve(args: argparse.Namespace) -> int:
         backend.close()
         if library is not None:
             library.close()
-    return 0
 
 
 def _library(settings: config.Settings) -> Library:
@@ -105,8 +144,14 @@ def listen(service: Service, guard: Guard) -> ApiServer:
         ) from None
 
 
-def _serve(server: ApiServer, model: str, guard: Guard) -> None:
+def _serve(server: ApiServer, model: str, guard: Guard, keep_alive: float) -> None:
     _log_requests()
+    if keep_alive == 0:
+        print(_("the model is let go after each reply; the next request loads it again"),
+              file=sys.stderr)  # fmt: skip
+    elif keep_alive > 0:
+        print(_("the model is let go after {time} without a request; the next one loads it "
+                "again").format(time=duration(keep_alive)), file=sys.stderr)  # fmt: skip
     print(_("serving {model} at {url} (Ctrl-C stops)").format(model=model, url=server.url),
           file=sys.stderr)  # fmt: skip
     if guard.api_key:

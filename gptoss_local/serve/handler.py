@@ -143,7 +143,7 @@ class Handler(BaseHTTPRequestHandler):
         self.server.track(cancel, True)
         try:
             with DisconnectWatch(self.connection, cancel) as watch:
-                answer = service.answer(asked, cancel)
+                answer = service.answer(asked, cancel, self._client_name())
                 if self.server.stopping and cancel.is_set() and answer.stream is None:
                     # cut short by `stop()`: not a reply to pass off as whole
                     raise ApiError(503, "The server is shutting down.", "server_busy")
@@ -155,6 +155,11 @@ class Handler(BaseHTTPRequestHandler):
             return answer
         finally:
             self.server.track(cancel, False)
+
+    def _client_name(self) -> str:
+        """Who asks, as `ps` shows it: the X-Client-Name header, else the User-Agent."""
+        name = self.headers.get("X-Client-Name") or self.headers.get("User-Agent") or ""
+        return name.strip()[:80]
 
     def _body(self) -> Any:
         try:

@@ -28,8 +28,10 @@ from gptoss_local.serve.generation import Generation, Streamer
 from gptoss_local.serve.limits import Limits
 from gptoss_local.serve.model_names import accepts, listed
 from gptoss_local.serve.ollama.routes import OllamaRoutes, Plain
+from gptoss_local.serve.resident import ResidentBackend
 from gptoss_local.serve.scheduler import Busy, Gone, Scheduler
 
+ENGINE_PATH = "/gptoss-local/engine"  # our own: what `find_engine` and `ps` read
 GONE = 499  # the client closed the connection (nginx's code; only ever logged)
 CONTEXT_ADVICE = (
     "Shorten the conversation (leave out or summarise earlier messages), or restart the "
@@ -70,6 +72,7 @@ class Service:
         defaults: Generation settings a request does not set (effort, sampling).
         max_waiting: Requests that may wait while others run; more are answered 503.
         stream: How a reply is asked for; `backend.stream` unless a test steers the model.
+        instance: This server's id (its runtime file's), which `ENGINE_PATH` answers.
     """
 
     def __init__(
@@ -79,6 +82,7 @@ class Service:
         defaults: GenerationSettings,
         max_waiting: int = 64,
         stream: Streamer | None = None,
+        instance: str = "",
     ) -> None:
         info = backend.info()
         self.backend, self.defaults = backend, defaults
@@ -90,6 +94,7 @@ class Service:
         self._created = int(time.time())
         self.listed = listed(self.names)  # the names model lists show
         self.ollama = OllamaRoutes(self.names, self.listed, backend, self._context)
+        self.instance = instance
 
     def get(self, path: str) -> Answer:
         """A GET: the model list, one model, health, or Ollama's routes."""
@@ -102,6 +107,8 @@ class Service:
             return Answer(body=self._model(name if name in self.listed else self.names[0]))
         if path == "/health":
             return Answer(body={"status": "ok", "waiting": self.scheduler.waiting})
+        if path == ENGINE_PATH:
+            return Answer(body=self.engine_state())
         return _plain(self.ollama.get(path), path)
 
     def plain(self, method: str, path: str, data: Any) -> Answer | None:
@@ -132,13 +139,19 @@ class Service:
             raise ApiError(400, str(exc), "unsupported_value", param) from None
         return Asked(api, asked)
 
-    def answer(self, asked: Asked, cancel: threading.Event) -> Answer:
+    def answer(self, asked: Asked, cancel: threading.Event, client: str = "") -> Answer:
         """Run a request `ask` accepted: wait for the model, then the reply (a JSON body once
-        it has ended, or a stream that holds the model until it is exhausted)."""
+        it has ended, or a stream that holds the model until it is exhausted). `client` names
+        who asked (`engine_state` shows it)."""
         api, request = asked.api, asked.request
         stack = ExitStack()
         try:
+            holder = None
+            if isinstance(self.backend, ResidentBackend):  # held while it waits, too
+                holder = stack.enter_context(self.backend.hold(request.keep_alive, client))
             stack.enter_context(self.scheduler.slot(cancel))
+            if holder is not None:
+                holder.running = True
             generation = Generation(self._stream, request, cancel)
             events = iter(generation)
             first = next(events, None)  # a failure before any output is an HTTP error
@@ -161,6 +174,18 @@ class Service:
                 return Answer(body=_whole(api, request, output, generation), generation=generation)
         streamed = _streamed(api, request, output, generation, stack)
         return Answer(stream=streamed, generation=generation, content_type=api.content_type)
+
+    def engine_state(self) -> dict[str, Any]:
+        """This server as `ENGINE_PATH` tells it: its id, model, and what is loaded for whom."""
+        info = self.backend.info()
+        state: dict[str, Any] = {"loaded": True, "loading": False, "loads": 1, "memory": {},
+                                 "keep_alive": -1, "expires_at": None, "running": [],
+                                 "waiting": []}  # fmt: skip
+        if isinstance(self.backend, ResidentBackend):
+            state = self.backend.state()
+        return {"object": "gptoss-local.engine", "instance": self.instance,
+                "model": self.names[0], "names": list(self.names), "engine": info.backend,
+                "context": self._context, **state}  # fmt: skip
 
     def _model(self, name: str) -> dict[str, Any]:
         model = {"id": name, "object": "model", "created": self._created,

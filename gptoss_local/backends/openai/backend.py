@@ -52,6 +52,7 @@ class OpenAIClientBackend(ServedElsewhere):
         model: The model to use, an id the server lists or a part of one ("20b"); None takes
             the server's only (or only gpt-oss) model.
         api_key: Sent as `Authorization: Bearer KEY`.
+        client: Who asks, sent as `X-Client-Name` (a gptoss-local engine shows it in `ps`).
 
     Raises:
         BackendError: the server cannot be reached, refuses the key, or has no such model.
@@ -69,8 +70,14 @@ class OpenAIClientBackend(ServedElsewhere):
         logit_bias=True,
     )  # fmt: skip
 
-    def __init__(self, base_url: str, model: str | None = None, api_key: str | None = None):
-        self.endpoint = Endpoint(base_url, api_key)
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None = None,
+        api_key: str | None = None,
+        client: str = "",
+    ) -> None:
+        self.endpoint = Endpoint(base_url, api_key, client)
         listed = models_apart(self._models())
         self.model = choose_model([str(m.get("id")) for m in listed], model, self.endpoint.url)
         entry = next(m for m in listed if str(m.get("id")) == self.model)

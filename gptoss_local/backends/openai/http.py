@@ -41,15 +41,16 @@ class HttpFailure(Exception):
 
 
 class Endpoint:
-    """A server's base URL (with its /v1 path) and key."""
+    """A server's base URL (with its /v1 path) and key; `client` names the program that asks
+    (`X-Client-Name`, which a gptoss-local engine shows in `ps`)."""
 
-    def __init__(self, base_url: str, api_key: str | None = None) -> None:
+    def __init__(self, base_url: str, api_key: str | None = None, client: str = "") -> None:
         parts = urlsplit(base_url.rstrip("/"))
         self.https = parts.scheme == "https"
         self.host, self.port = parts.hostname or "", parts.port
         self.path = parts.path if parts.path else "/v1"
         self.url = f"{parts.scheme}://{parts.netloc}{self.path}"
-        self._key = api_key
+        self._key, self._client = api_key, client
 
     def get(self, route: str) -> Any:
         """GET `route` (e.g. "/models") as JSON."""
@@ -91,6 +92,8 @@ class Endpoint:
         headers = {"Accept": "application/json, text/event-stream"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
+        if self._client:
+            headers["X-Client-Name"] = self._client
         return headers
 
 

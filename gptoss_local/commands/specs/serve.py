@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from gptoss_local.commands.arg_types import non_negative_int, port_number, positive_int
+from gptoss_local.commands.arg_types import (
+    keep_alive,
+    non_negative_int,
+    port_number,
+    positive_int,
+)
 from gptoss_local.commands.specs.command import Command
 from gptoss_local.commands.specs.shared import (
     LOCAL_BACKENDS,
@@ -12,6 +17,7 @@ from gptoss_local.commands.specs.shared import (
 )
 from gptoss_local.i18n import N_, _
 from gptoss_local.serve.capacity import DEFAULT_CACHE_RAM_MIB, GPU_PARALLEL
+from gptoss_local.serve.keep_alive import DEFAULT_KEEP_ALIVE
 from gptoss_local.serve.ollama.port import OLLAMA_PORT
 
 
@@ -47,6 +53,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=_("the port --ollama listens on (default {port})").format(port=OLLAMA_PORT),
     )  # fmt: skip
     _capacity_arguments(parser)
+    _residency_arguments(parser)
+
+
+def _residency_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--keep-alive", type=keep_alive, default=DEFAULT_KEEP_ALIVE, metavar="DURATION",
+        help=_("how long the model stays loaded with no request (default 5m; 0: unload after "
+            "each reply; -1 or forever: never); the next request loads it again"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--unshared", action="store_true",
+        help=_("not this machine's engine: other commands do not find it, and it may run "
+            "beside the engine (a second model on purpose)"),
+    )  # fmt: skip
+    parser.add_argument(
+        "--load", choices=("now", "on-demand"), default="now",
+        help=_("now (default): the model is loaded when serve says it serves; on-demand: it "
+            "loads at the first request (as for a service started at login)"),
+    )  # fmt: skip
 
 
 def _capacity_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,209 @@
+"""The model loaded while it is wanted: `ResidentBackend` opens it on the first request that
+needs it, and closes it (giving its VRAM and RAM back) once no request has held it for the
+keep-alive (Ollama's `keep_alive`: 5 minutes by default, 0 at once, negative never).
+
+It is a `Backend` around the engine's opener, so `Service` serves it like any other: requests
+`hold` it from their arrival to their last byte, waiting ones included, so it never unloads
+under a reply that streams or waits; the latest request's keep-alive sets the timer (as
+Ollama's does). What it holds and for whom, `state()` tells (`GET /gptoss-local/engine`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from gptoss_local.backends.base import Backend, BackendInfo, Capabilities, Reply, ReplyRequest
+from gptoss_local.serve.keep_alive import DEFAULT_KEEP_ALIVE
+
+
+@dataclass
+class Holder:
+    """One request holding the model: the client's name, since when, and whether it runs yet
+    (else it waits its turn)."""
+
+    client: str
+    since: float = field(default_factory=time.time)
+    running: bool = False
+
+
+class ResidentBackend:
+    """A `Backend` that loads on demand and unloads after the keep-alive.
+
+    Args:
+        opener: Opens the model (the engine's load); called again after each unload.
+        keep_alive: Seconds the model stays loaded once no request holds it (0: unload at
+            once; negative: never); a request's own keep-alive replaces it for that wait.
+        load_now: Load at once (else at the first request that needs the model).
+        memory: What the loaded model takes (`{"vram": bytes, "ram": bytes}`, the plan's
+            estimate), for `state()`.
+        shape: What `info()` and `capabilities` say before the first load (the plan's, see
+            `launch.resident.shape_before_load`); without it the model is loaded here once to
+            learn them (and let go again unless `load_now`). A load replaces them with the
+            engine's own.
+    """
+
+    def __init__(
+        self,
+        opener: Callable[[], Backend],
+        keep_alive: float = DEFAULT_KEEP_ALIVE,
+        load_now: bool = True,
+        memory: dict[str, int] | None = None,
+        shape: tuple[BackendInfo, Capabilities] | None = None,
+    ) -> None:
+        self._opener, self.default_keep_alive = opener, keep_alive
+        self._memory = dict(memory or {})
+        self._lock = threading.RLock()  # the backend, the holders, the timer (never a load)
+        self._load_lock = threading.Lock()  # one load at a time; `state()` answers meanwhile
+        self._loading = False
+        self._backend: Backend | None = None
+        self._holders: dict[int, Holder] = {}
+        self._tickets = itertools.count()
+        self._timer: threading.Timer | None = None
+        self._armed = 0  # which arming a timer belongs to: an older one's firing is ignored
+        self._keep = keep_alive
+        self._expires: float | None = None  # wall-clock time of the next unload
+        self._kept_bytes: int | None = None
+        self.loads = 0
+        self._closed = False
+        if shape is not None and not load_now:
+            self._info, self.capabilities = shape
+            return
+        backend = self._loaded()
+        self._info, self.capabilities = backend.info(), backend.capabilities
+        if not load_now:
+            self._unload()
+        else:
+            self._arm()
+
+    def info(self) -> BackendInfo:
+        """What is (or will be) loaded, without loading it."""
+        return self._info
+
+    @contextmanager
+    def hold(self, keep_alive: float | None = None, client: str = "") -> Iterator[Holder]:
+        """Keep the model from unloading while the block runs (a request, from its arrival
+        to its last byte); `keep_alive` (None: the server's) counts from the last release."""
+        with self._lock:
+            ticket, holder = next(self._tickets), Holder(client)
+            self._holders[ticket] = holder
+            self._keep = self.default_keep_alive if keep_alive is None else keep_alive
+            self._disarm()
+        try:
+            yield holder
+        finally:
+            with self._lock:
+                del self._holders[ticket]
+                if not self._holders:
+                    self._arm()
+
+    def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
+        """The next turn, from the model loaded first if it was let go."""
+        return self._loaded().stream(request, cancel)
+
+    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
+        """Evaluate ahead, when loaded (a prefill never loads the model by itself)."""
+        with self._lock:
+            backend = self._backend
+        return backend.prefill(request, cancel) if backend is not None else 0
+
+    def keep_conversations(self, max_bytes: int) -> None:
+        """Keep other conversations' caches, in this load and the next ones."""
+        self._kept_bytes = max_bytes
+        with self._lock:
+            if self._backend is not None:
+                self._backend.keep_conversations(max_bytes)
+
+    def count_prompt(self, request: ReplyRequest) -> int:
+        """The prompt's tokens, by the model's tokenizer (loading it if needed)."""
+        return self._loaded().count_prompt(request)
+
+    def tokenize(self, text: str, special: bool = True) -> list[int]:
+        """`text` as token ids (loading the model if needed)."""
+        return self._loaded().tokenize(text, special)
+
+    def close(self) -> None:
+        """Free the model for good."""
+        with self._lock:
+            self._closed = True
+            self._disarm()
+            if self._backend is not None:
+                self._unload()
+
+    def state(self) -> dict[str, Any]:
+        """What is loaded and for whom, as plain data (English keys, for `ps` and clients)."""
+        with self._lock:
+            holders = list(self._holders.values())
+            loaded = self._backend is not None
+            return {
+                "loaded": loaded,
+                "loading": self._loading,
+                "loads": self.loads,
+                "memory": self._memory if loaded else {},
+                "keep_alive": self._keep,
+                "expires_at": self._expires if loaded else None,
+                "running": [_shown(h) for h in holders if h.running],
+                "waiting": [_shown(h) for h in holders if not h.running],
+            }
+
+    def _loaded(self) -> Backend:
+        with self._load_lock:  # a second request waits for the first one's load
+            with self._lock:
+                if self._closed:
+                    raise RuntimeError("the resident model was closed")
+                if self._backend is not None:
+                    return self._backend
+                self._loading = True
+            try:
+                backend = self._opener()
+            finally:
+                with self._lock:
+                    self._loading = False
+            if self._kept_bytes is not None:
+                backend.keep_conversations(self._kept_bytes)
+            with self._lock:
+                if self._closed:  # `close()` came while it loaded
+                    backend.close()
+                    raise RuntimeError("the resident model was closed")
+                self._backend, self.loads = backend, self.loads + 1
+                self._info, self.capabilities = backend.info(), backend.capabilities
+            return backend
+
+    def _unload(self) -> None:
+        backend, self._backend, self._expires = self._backend, None, None
+        if backend is not None:
+            backend.close()
+
+    def _arm(self) -> None:
+        """Start the idle timer (no request holds the model)."""
+        self._disarm()
+        if self._backend is None or self._keep < 0:
+            return
+        if self._keep == 0:
+            self._unload()
+            return
+        self._expires = time.time() + self._keep
+        self._armed += 1
+        self._timer = threading.Timer(self._keep, self._expired, (self._armed,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer, self._expires = None, None
+
+    def _expired(self, armed: int) -> None:
+        with self._lock:  # a request may have come (and re-armed) since the timer fired
+            if armed == self._armed and not self._holders and self._timer:
+                self._timer = None
+                self._unload()
+
+
+def _shown(holder: Holder) -> dict[str, Any]:
+    return {"client": holder.client, "since": holder.since}
