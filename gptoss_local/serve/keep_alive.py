@@ -7,8 +7,9 @@ import math
 import re
 
 DEFAULT_KEEP_ALIVE = 300.0  # seconds, as Ollama's
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ms|s|m|h)")
+# Go's duration units, which Ollama's keep_alive takes
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 
 
 def parse_keep_alive(text: str) -> float:

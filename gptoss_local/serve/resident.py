@@ -102,6 +102,13 @@ class ResidentBackend:
                 if not self._holders:
                     self._arm()
 
+    def preload(self, keep_alive: float | None = None, client: str = "") -> None:
+        """Load the model now, kept for `keep_alive` (None: the server's) from here; a
+        keep-alive of 0 lets it go at once instead (Ollama's empty request)."""
+        with self.hold(keep_alive, client):
+            if keep_alive != 0:
+                self._loaded()
+
     def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
         """The next turn, from the model loaded first if it was let go."""
         return self._loaded().stream(request, cancel)

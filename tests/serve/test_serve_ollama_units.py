@@ -70,12 +70,13 @@ def test_a_context_over_the_servers_is_refused() -> None:
 @pytest.mark.parametrize(("given", "seconds"), [
     (None, None), (0, 0.0), (300, 300.0), (2.5, 2.5), ("5m", 300.0), ("1h30m", 5400.0),
     ("300ms", 0.3), ("10s", 10.0), ("-1", -1.0), (-1, -1.0), ("-5m", -1.0), ("0", 0.0),
+    ("1500us", 0.0015), ("forever", -1.0),  # serve --keep-alive's spelling too
 ])  # fmt: skip
 def test_keep_alive(given: Any, seconds: float | None) -> None:
     assert chat(keep_alive=given).keep_alive == seconds
 
 
-@pytest.mark.parametrize("given", ["soon", "5 minutes", "m", "", "1h30", True, [5], "inf"])
+@pytest.mark.parametrize("given", ["soon", "5 minutes", "m", "", "1h30", True, [5], "nan"])
 def test_bad_keep_alive_is_refused(given: Any) -> None:
     assert refused(keep_alive=given).param == "keep_alive"
 

@@ -137,12 +137,17 @@ class ModelCard:
                 "template": TEMPLATE, "details": self.details(), "model_info": info,
                 "capabilities": list(CAPABILITIES), "modified_at": f.modified_at}  # fmt: skip
 
-    def running(self, info: BackendInfo) -> dict[str, Any]:
-        """`/api/ps`' entry: loaded until serve stops (`expires_at` that far away)."""
+    def running(self, info: BackendInfo, expires: float | None = None) -> dict[str, Any]:
+        """`/api/ps`' entry, `expires` the time (seconds since the epoch) it is let go; None:
+        not before serve stops (`expires_at` years away, as Ollama shows a model kept for
+        good)."""
         f = self.facts
         now = datetime.now(timezone.utc)
+        until = now.replace(year=now.year + FOREVER_YEARS, day=1)
+        if expires is not None:
+            until = datetime.fromtimestamp(expires, timezone.utc)
         on_gpu = f.size if "GPU" in info.placement and "RAM" not in info.placement else 0
         return {"name": self.names[0], "model": self.names[0], "size": f.size,
                 "digest": f.digest, "details": self.details(),
-                "expires_at": _rfc3339(now.replace(year=now.year + FOREVER_YEARS, day=1)),
+                "expires_at": _rfc3339(until),
                 "size_vram": on_gpu, "context_length": self.context}  # fmt: skip

@@ -10,10 +10,10 @@ loaded its model once, at start.
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 from gptoss_local.serve.errors import bad_request
+from gptoss_local.serve.keep_alive import parse_keep_alive
 
 # Ollama's name -> the shared reader's name (`fields.sampling`, `fields.stops`).
 MAPPED = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
@@ -27,8 +27,6 @@ IGNORED = frozenset({"num_gpu", "main_gpu", "num_thread", "num_batch", "use_mmap
 # Accepted only at the value that switches them off: the engine has no such stage.
 NEUTRAL = {"repeat_penalty": 1, "mirostat": 0, "typical_p": 1, "tfs_z": 1}
 UNLIMITED = (-1, -2)  # num_predict: no limit, or until the context is full
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 FOREVER = -1.0  # ApiRequest.keep_alive: negative, until the server stops
 
 
@@ -125,21 +123,10 @@ def keep_alive(value: Any) -> float | None:
 
 
 def _duration(text: str) -> float:
-    sign = -1.0 if text.startswith("-") else 1.0
-    body = text.lstrip("+-")
     try:
-        return sign * float(body)  # "-1", "300": seconds
+        return parse_keep_alive(text)  # serve --keep-alive's spelling, which is Ollama's
     except ValueError:
-        pass
-    total, at = 0.0, 0
-    for found in _DURATION.finditer(body):
-        if found.start() != at:
-            break
-        total += float(found.group(1)) * _UNITS[found.group(2)]
-        at = found.end()
-    if not body or at != len(body):
-        raise _bad_keep_alive(text)
-    return sign * total
+        raise _bad_keep_alive(text) from None
 
 
 def _bad_keep_alive(value: Any) -> Exception:

@@ -1,7 +1,9 @@
 """The routes of Ollama's API that generate nothing: liveness, the version, the model's
 listings, and what this server does instead of managing models.
 
-`serve` has one model, loaded when it started, and never reaches the network on its own: a
+`serve` has one model (loaded on demand and let go when idle, `resident.py`: an empty chat or
+generate loads it, or with `keep_alive` 0 lets it go, and /api/ps lists it only while it is
+loaded), and never reaches the network on its own: a
 pull of the served model (any of its names) succeeds at once, since it is here; a pull of
 another is refused with what to run instead; deleting a model, creating, copying or pushing
 one, and blobs are refused, as are embeddings (gpt-oss makes none).
@@ -19,6 +21,7 @@ from gptoss_local.serve.model_names import accepts
 from gptoss_local.serve.ollama import options
 from gptoss_local.serve.ollama.model import ModelCard
 from gptoss_local.serve.ollama.reply import now
+from gptoss_local.serve.resident import ResidentBackend
 
 RUNNING = "Ollama is running"
 # Reported by /api/version: gpt-oss's clients want 0.11 or newer; below 0.14, from which Ollama
@@ -68,7 +71,7 @@ class OllamaRoutes:
         if path == "/api/tags":
             return Plain({"models": self.card.tags()})
         if path == "/api/ps":
-            return Plain({"models": [self.card.running(self.backend.info())]})
+            return Plain({"models": self._running()})
         _refuse_unknown(path)
         return None
 
@@ -98,6 +101,17 @@ class OllamaRoutes:
             body = Body({**data, "model": data["name"]})
         return model_name(body, self.names)
 
+    def _running(self) -> list[dict[str, Any]]:
+        """The loaded model as `/api/ps` lists it: none while the resident model is let go;
+        else with when it unloads (None: never, or not before the replies holding it end)."""
+        expires: float | None = None
+        if isinstance(self.backend, ResidentBackend):
+            state = self.backend.state()
+            if not state["loaded"]:
+                return []
+            expires = state["expires_at"]
+        return [self.card.running(self.backend.info(), expires)]
+
     def _pull(self, data: Any) -> Plain:
         body = Body(data)
         asked = body.text("model") or body.text("name") or ""
@@ -121,7 +135,9 @@ class OllamaRoutes:
         if not empty:
             return None
         model = model_name(body, self.names)
-        options.keep_alive(data.get("keep_alive"))  # checked; serve keeps its model loaded
+        keep_alive = options.keep_alive(data.get("keep_alive"))
+        if isinstance(self.backend, ResidentBackend):  # loaded now, or let go with 0
+            self.backend.preload(keep_alive, "ollama")
         head = {"model": model, "created_at": now()}
         part = {"message": {"role": "assistant", "content": ""}} if path == "/api/chat" else {
             "response": ""}  # fmt: skip
