@@ -1,4 +1,4 @@
-"""`gptoss-local serve`: the model behind the OpenAI API."""
+"""`gptoss-local serve`: the model behind the OpenAI, Anthropic and Ollama APIs."""
 
 from __future__ import annotations
 
@@ -101,11 +101,18 @@ def _capacity_arguments(parser: argparse.ArgumentParser) -> None:
 
 COMMAND = Command(
     name="serve",
-    help=N_("serve the model to other programs through the OpenAI API (loopback by default)"),
+    help=N_(
+        "serve the model to other programs through the OpenAI, Anthropic and Ollama APIs "
+        "(loopback by default)"
+    ),
     description=N_(
-        "Load the planned model (or --model-path) once and serve it at "
-        "http://HOST:PORT/v1 with the OpenAI API: /v1/models, /v1/chat/completions and "
-        "/v1/responses, streamed or not, reasoning apart from the answer, tools. Listens on "
+        "Serve the planned model (or --model-path) at http://HOST:PORT to other programs, "
+        "in the APIs they speak: OpenAI's (/v1/models, /v1/chat/completions, "
+        "/v1/responses), Anthropic's Messages API (/v1/messages) and Ollama's (/api/chat, "
+        "/api/generate, /api/tags, ...), streamed or not, reasoning apart from the answer, "
+        "tools. It is the machine's one engine: `gptoss-local run` uses it rather than "
+        "loading a copy of its own; it loads the model when needed and lets it go after "
+        "--keep-alive. Listens on "
         "127.0.0.1 unless told otherwise; any other address needs --api-key."
     ),
     add_arguments=add_arguments,
