@@ -1,6 +1,7 @@
-"""The server an agent of `gptoss-local launch` talks to: a `gptoss-local serve` already
-answering on the port (`find_server`, the one place that looks for it), else the planned model
-loaded here and served on loopback for as long as the agent runs (`serving`)."""
+"""The server an agent of `gptoss-local launch` talks to: the machine's engine (the serve its
+runtime file names, `find_engine`), or a `gptoss-local serve` answering on the port
+(`find_server`, the one place that looks for either), else the planned model loaded here and
+served on loopback for as long as the agent runs (`serving`)."""
 
 from __future__ import annotations
 
@@ -26,15 +27,27 @@ from gptoss_local.launch.engines import engine
 from gptoss_local.launch.prepare import prepare
 from gptoss_local.plan.text import min_context_line
 from gptoss_local.plan.wishes import Wishes, wishes_from
+from gptoss_local.serve.find_engine import find_engine
 from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.service import Service
 
 KEY_VARIABLE = "GPTOSS_LOCAL_API_KEY"
 PROBE_SECONDS = 2.0
+ENGINE_WAIT_SECONDS = 60.0  # an engine that is still loading its model is waited for
 
 
 def find_server(port: int) -> Served | None:
-    """A gptoss-local server already answering on 127.0.0.1:`port`, or None."""
+    """The machine's engine, else a gptoss-local server already answering on
+    127.0.0.1:`port`, or None. The engine's key, if any, is put in `KEY_VARIABLE` for the
+    agent (a runtime file that cannot be trusted is refused: `EngineFileError`)."""
+    found = find_engine(wait=ENGINE_WAIT_SECONDS)
+    if found is not None and not found.starting:
+        if found.record.key:
+            os.environ[KEY_VARIABLE] = found.record.key
+        context = found.state.get("context")
+        if isinstance(context, int):
+            key = KEY_VARIABLE if found.record.key else None
+            return Served(found.url, found.names[0], context, key_variable=key)
     url = f"http://127.0.0.1:{port}/v1"
     request = urllib.request.Request(f"{url}/models")
     key = os.environ.get(KEY_VARIABLE)
