@@ -102,7 +102,7 @@ def test_a_cancelled_download_keeps_its_bytes_and_the_next_one_resumes(
     assert last.start == kept and last.sent == size - kept  # only the rest was fetched
 
 
-def test_ready_loads_the_real_model_with_progress_and_sampling_in_the_graph(
+def test_ready_loads_the_real_model_with_progress_and_cpu_sampling(
     cat: Catalog, tiny_gguf: Path
 ) -> None:
     install_tiny(tiny_gguf)
@@ -114,7 +114,7 @@ def test_ready_loads_the_real_model_with_progress_and_sampling_in_the_graph(
     backend = ready.open(lambda f, what: reports.append((f, what)) or True)
     try:
         assert isinstance(backend, LlamaCppBackend)
-        assert backend.options.backend_sampling  # in llama.cpp's graph, on a CPU too
+        assert not backend.options.backend_sampling  # no GPU here
         info: BackendInfo = backend.info()
         assert info.context_size == 4096 and info.placement == "CPU"
     finally:

@@ -17,11 +17,10 @@ class LlamaOptions:
             (`backends/llamacpp/structured`), never instead of it.
         logit_bias: (token id, bias) pairs; -inf bans a token. Added to the request's own
             `GenerationSettings.logit_bias`.
-        backend_sampling: Sample inside llama.cpp's compute graph (on the GPU, or the CPU's
-            threads) instead of after it, saving a round trip per token; llama.cpp calls this
-            experimental and it falls back to the chain after the graph when refused. A reply
-            with drafts samples after the graph (which samples one row of a sequence per
-            decode) until drafting gives up for it.
+        backend_sampling: Sample inside llama.cpp's compute graph (on the GPU) instead of
+            after it, saving a round trip per token; llama.cpp calls this experimental and it
+            falls back to the CPU when refused. A reply with drafts samples on the CPU (the
+            graph samples one row of a sequence per decode) until drafting gives up for it.
         draft: Speculative decoding: "ngram" drafts from the context's own earlier tokens
             (`drafting.NgramDrafter`), "eagle3" with the EAGLE-3 head loaded beside the model
             (`LoadSettings.draft_model`), checked by the model in one decode; "" none. Not
