@@ -6,8 +6,9 @@ vocabulary), in turn, never two runners at once:
 - llama-bench pp512 and tg128 (which never samples);
 - our decode of 128 tokens after the shortest prompt, greedy and gpt-oss's default sampling
   (temperature 1, top-p 1: the full distribution), with the sampler chain after llama.cpp's
-  graph (`--cpu-sampling`, the CPU default before issue 40) and inside it; our prefill of an
-  exactly 512-token prompt (rendering and tokenizing included);
+  graph (what a CPU-only load does) and inside it (`LlamaOptions.backend_sampling`, what a
+  GPU load does); our prefill of an exactly 512-token prompt (rendering and tokenizing
+  included);
 - `gptoss-local serve` (the real command) against `llama-server`, each on its own, the same
   requests one after another, every reply exactly N tokens (end tokens banned by logit_bias in
   ours, `ignore_eos` in llama-server): a few one-turn chats and one chat of `--turns` turns,

@@ -78,7 +78,6 @@ def compare_servers(  # type: ignore[no-untyped-def]
         "llama-server": (lambda port: llama_server_command(bin_dir, model, threads, port),
                          their_request),
         "ours": (lambda port: ours_command(model, port, False), ours),
-        "ours --cpu-sampling": (lambda port: ours_command(model, port, True), ours),
     }  # fmt: skip
     walls: dict[str, dict[str, float]] = {}
     counts: dict[str, dict[str, tuple[int, int]]] = {}

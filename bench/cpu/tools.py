@@ -47,7 +47,8 @@ def llama_server_command(bin_dir: Path, model: Path, threads: int, port: int) ->
 
 
 def ours_command(model: Path, port: int, cpu_sampling: bool) -> list[str]:
-    """`gptoss-local serve` as a user starts it (`--cpu-sampling`: the chain after the graph)."""
+    """`gptoss-local serve` as a user starts it (a CPU-only load samples after the graph with
+    or without `--cpu-sampling`)."""
     return [
         sys.executable, "-m", "gptoss_local", "serve", "--model-path", str(model),
         "--context", "4096", "--port", str(port), *(("--cpu-sampling",) if cpu_sampling else ()),
