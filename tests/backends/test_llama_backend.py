@@ -237,6 +237,18 @@ def test_backend_sampling_picks_the_same_greedy_tokens(backend, tmp_path: Path) 
     assert greedy(True) == greedy(False) != ""
 
 
+def test_sampling_in_the_graph_logs_no_line_per_token(backend) -> None:
+    """llama.cpp logs a debug line for each token an attached chain samples: the log would
+    grow (and be written) once per token."""
+    settings = GenerationSettings(temperature=1.0, seed=2, max_tokens=120)
+    options = LlamaOptions(backend_sampling=True, logit_bias=never_stop(backend))
+    backend.stream(ReplyRequest(chat("hello"), settings), options=options).drain()  # attaches
+    mark = backend._log.count
+    stats = backend.stream(ReplyRequest(chat("again"), settings), options=options).drain()[1]
+    assert stats.generated_tokens == 120 and backend._samplers._kept is not None
+    assert backend._log.count - mark < 20
+
+
 def test_a_chain_on_the_backend_is_kept_between_replies_and_reset(backend) -> None:
     """Re-attaching costs llama.cpp a graph reservation, so one attached chain serves every
     reply with the same settings; reset, it gives the same tokens for the same seed."""

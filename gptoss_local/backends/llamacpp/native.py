@@ -18,6 +18,9 @@ from typing import Any
 from gptoss_local.backends.llamacpp import runtime as llama_runtime
 
 _LOG_LEVELS = {0: "NONE", 1: "DEBUG", 2: "INFO", 3: "WARN", 4: "ERROR", 5: "CONT"}
+# llama.cpp's debug line for every token a chain attached to the context samples: dropped at once,
+# as it would write (and flush) the log once per token, ~5 MB for a reply of 50,000 tokens.
+_PER_TOKEN_LINE = b"llama_sampler_sample: Backend sampler selected token"
 # One line per tensor in every layer below N: llama.cpp's own `--n-cpu-moe N` pattern.
 EXPERT_PATTERN = r"blk\.{layer}\.ffn_(up|down|gate|gate_up)_(ch|)exps"
 # The same tensors' weights only: their biases (a few KiB a layer) then stay on the GPU.
@@ -62,6 +65,8 @@ class NativeLog:
         bindings.llama_log_set(self._callback, ctypes.c_void_p())
 
     def _on_log(self, level: int, text: bytes | None, _user: Any) -> None:
+        if text is not None and text.startswith(_PER_TOKEN_LINE):
+            return
         chunk = (text or b"").decode("utf-8", "replace")
         self._pending += chunk
         if "\n" not in self._pending:

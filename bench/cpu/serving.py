@@ -1,0 +1,107 @@
+"""`gptoss-local serve` against `llama-server`: the same requests, one at a time, wall time of
+each from sending it to its stream's last byte (see compare.py)."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from functools import partial
+from pathlib import Path
+
+from tools import (
+    SAMPLING,
+    SERVER_OFF,
+    free_ports,
+    llama_server_command,
+    ours_command,
+    post_stream,
+    running,
+)
+
+from gptoss_local.conversation import Message
+from gptoss_local.harmony import render_prompt
+
+QUESTIONS = (
+    "How do tides work?", "Why is the sky blue?", "What makes bread rise?",
+    "How does a refrigerator keep food cold?", "Why do cats purr?",
+)  # fmt: skip
+ANSWER = ("Briefly: it comes down to a few physical effects acting together, and the details "
+          "depend on the conditions. Ask me about any part and I will go deeper.")  # fmt: skip
+ENDS = ("<|return|>", "<|call|>", "<|endoftext|>")
+
+
+def workloads(turns: int) -> dict[str, list[list[Message]]]:
+    """Each workload's requests: one-turn chats, and one chat of `turns` turns."""
+    singles = [[Message("user", q)] for q in QUESTIONS]
+    chat: list[list[Message]] = []
+    history: list[Message] = []
+    for turn in range(turns):
+        history.append(Message("user", f"Turn {turn + 1}. {QUESTIONS[turn % len(QUESTIONS)]}"))
+        chat.append(list(history))
+        history.append(Message("assistant", ANSWER))
+    return {"one-turn chats": singles, f"{turns}-turn chat": chat}
+
+
+def ours_request(port: int, messages: list[Message], mode: str, tokens: int, ends: list[int],
+                 model: str = ""):  # type: ignore[no-untyped-def]  # fmt: skip
+    body = {
+        "model": model, "stream": True, "max_tokens": tokens, "seed": 1, **SAMPLING[mode],
+        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        "logit_bias": {str(token): -100 for token in ends},
+        "stream_options": {"include_usage": True},
+    }  # fmt: skip
+    seconds, events = post_stream(port, "/v1/chat/completions", body)
+    usage = next((e["usage"] for e in reversed(events) if e.get("usage")), {})
+    return seconds, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+
+
+def their_request(port: int, messages: list[Message], mode: str, tokens: int, _ends: list[int]):  # type: ignore[no-untyped-def]
+    body = {
+        "prompt": render_prompt(messages), "n_predict": tokens, "stream": True,
+        "ignore_eos": True, "cache_prompt": True, "seed": 1, **SAMPLING[mode], **SERVER_OFF,
+    }  # fmt: skip
+    seconds, events = post_stream(port, "/completion", body)
+    final = events[-1] if events else {}
+    return seconds, final.get("tokens_evaluated", 0), final.get("tokens_predicted", 0)
+
+
+def compare_servers(  # type: ignore[no-untyped-def]
+    bin_dir: Path, model: Path, shape, threads: int, args: argparse.Namespace, name: str
+) -> dict:
+    """Each server on its own, every workload in each sampling mode, `args.repeats` rounds;
+    the median wall time of a round, and ours ÷ theirs."""
+    ends = [shape.special_ids()[end] for end in ENDS]
+    loads = workloads(args.turns)
+    log = args.out / f"servers-{name}.log"
+    ours = partial(ours_request, model=model.stem)  # the name our server gives it
+    servers = {
+        "llama-server": (lambda port: llama_server_command(bin_dir, model, threads, port),
+                         their_request),
+        "ours": (lambda port: ours_command(model, port, False), ours),
+    }  # fmt: skip
+    walls: dict[str, dict[str, float]] = {}
+    counts: dict[str, dict[str, tuple[int, int]]] = {}
+    for server, (command, request) in servers.items():
+        (port,) = free_ports(1)
+        with running(command(port), port, log):
+            request(port, loads["one-turn chats"][0], "greedy", 8, ends)  # warm-up
+            for load, requests in loads.items():
+                for mode in SAMPLING:
+                    rounds = []
+                    for _ in range(args.repeats):
+                        done = [request(port, m, mode, args.tokens, ends) for m in requests]
+                        rounds.append(sum(seconds for seconds, _, _ in done))
+                    key = f"{load}, {mode}"
+                    walls.setdefault(key, {})[server] = statistics.median(rounds)
+                    counts.setdefault(key, {})[server] = (sum(d[1] for d in done),
+                                                          sum(d[2] for d in done))  # fmt: skip
+    lines = [f"{name}: serve, {args.tokens} tokens a reply, median wall seconds of "
+             f"{args.repeats} rounds (prompt / generated tokens of a round)"]  # fmt: skip
+    for key, by_server in walls.items():
+        theirs = by_server["llama-server"]
+        cells = [f"{s} {w:.3f}s ({counts[key][s][0]}/{counts[key][s][1]})"
+                 for s, w in by_server.items()]  # fmt: skip
+        ratios = [f"{s} ÷ llama-server {w / theirs:.2f}"
+                  for s, w in by_server.items() if s != "llama-server"]  # fmt: skip
+        lines.append(f"  {key}: " + ", ".join(cells) + "; " + ", ".join(ratios))
+    return {"lines": lines, "walls": walls, "counts": counts}
