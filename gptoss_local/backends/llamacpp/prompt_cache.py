@@ -20,12 +20,15 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from gptoss_local.backends.base import BackendError
 from gptoss_local.backends.llamacpp import native
 from gptoss_local.backends.llamacpp.saved_states import CacheState, Checkpoint, StateShelf
+from gptoss_local.i18n import _
 
 MAX_CHECKPOINTS = 4
 # Below this many tokens, a state is not worth a copy to RAM and back: evaluating them is as quick.
 MIN_SHELVED_GAIN = 32
+NO_CELLS = 1  # llama_decode's status when the KV cache has no room for the batch
 
 
 class PromptCache:
@@ -69,10 +72,9 @@ class PromptCache:
         keep, checkpoint = self._live.reuse_plan(planned, self._window)
         if checkpoint is not None:
             self._restore_checkpoint(checkpoint)
-        if keep <= 0:
+        if keep <= 0 or not self._trim(keep):
             self.clear()
             return 0
-        native.lib().llama_memory_seq_rm(self._memory(), self.sequence, keep, -1)
         del self.tokens[keep:]
         live = self._live
         live.checkpoints = [c for c in live.checkpoints if c.n_tokens <= keep]
@@ -148,7 +150,20 @@ class PromptCache:
             return
         live = self._live
         shelf.put(CacheState(list(live.tokens), list(live.checkpoints), live.prompt_end,
-                             live.oldest, data, live.key))  # fmt: skip
+                             self._oldest_saved(), data, live.key))  # fmt: skip
+
+    def _oldest_saved(self) -> int:
+        """The first position a saved state of the window layers holds.
+
+        The window layers may still hold cells the window has passed (they go only when their
+        place is needed), but a saved state keeps just the last window of them: its restore
+        begins there, not at the oldest cell now in the cache.
+        """
+        oldest = self._oldest()
+        if not self._window or oldest < 0:
+            return oldest
+        last = int(native.lib().llama_memory_seq_pos_max(self._memory(), self.sequence))
+        return max(oldest, last - self._window + 1)
 
     def _bring_back(self, state: CacheState) -> bool:
         """Replace the cache with a shelved state; False if llama.cpp refused it."""
@@ -160,9 +175,26 @@ class PromptCache:
         if loaded == 0:
             return False
         self._live = CacheState(
-            state.tokens, state.checkpoints, state.prompt_end, state.oldest, key=state.key
+            state.tokens, state.checkpoints, state.prompt_end, self._oldest(), key=state.key
         )
         return True
+
+    def _trim(self, keep: int) -> bool:
+        """Drop the cells from position `keep` on; False unless what is left holds positions
+        up to `keep` - 1 and, in the window layers, every one the next token attends to.
+
+        Prompts are decoded at the position after the sequence's last cell (llama.cpp places
+        them): a trim that left the window layers empty would put the prompt at position 0,
+        beside the cells the full layers kept, and fill the cache with duplicates.
+        """
+        bindings = native.lib()
+        memory = self._memory()
+        if not bindings.llama_memory_seq_rm(memory, self.sequence, keep, -1):
+            return False
+        first = bindings.llama_memory_seq_pos_min(memory, self.sequence)
+        last = bindings.llama_memory_seq_pos_max(memory, self.sequence)
+        needed = max(0, keep - self._window + 1) if self._window else 0
+        return bool(last == keep - 1 and 0 <= first <= needed)
 
     def _memory(self) -> Any:
         return native.lib().llama_get_memory(self._context)
@@ -192,3 +224,27 @@ def _retained(checkpoints: list[Checkpoint]) -> list[Checkpoint]:
     room = max(0, MAX_CHECKPOINTS - len(pinned))
     kept = pinned + (others[-room:] if room else [])
     return sorted(kept, key=lambda c: c.n_tokens)
+
+
+def prompt_failure(status: int) -> BackendError:
+    """The error for a prompt batch llama.cpp did not evaluate (`llama_decode`'s `status`);
+    the caller has cleared the sequence's cache.
+
+    A prompt longer than the context is refused before it is evaluated, so "no room" here
+    means cells the cache holds that this conversation does not account for: a new try
+    evaluates the conversation anew. Other statuses are failures of the computation itself.
+    """
+    if status == NO_CELLS:
+        return BackendError(
+            _("llama.cpp found no room in its KV cache for the prompt (status 1)."),
+            hint=_(
+                "The cache of this conversation was cleared: send the message again, and the "
+                "conversation is evaluated anew."
+            ),
+            kind="decode_failed",
+        )
+    return BackendError(
+        _("llama.cpp failed to evaluate the prompt (status {status})").format(status=status),
+        hint=_("Memory may be short: load the model with a smaller --context."),
+        kind="decode_failed",
+    )

@@ -10,7 +10,7 @@ from typing import Any
 from gptoss_local.backends.base import BackendError, Stats, StopReason
 from gptoss_local.backends.llamacpp import native
 from gptoss_local.backends.llamacpp.drafting import Drafter, DraftGovernor, DraftStats
-from gptoss_local.backends.llamacpp.prompt_cache import PromptCache
+from gptoss_local.backends.llamacpp.prompt_cache import PromptCache, prompt_failure
 from gptoss_local.backends.llamacpp.reply_progress import ReplyProgress
 from gptoss_local.backends.llamacpp.sampling import Sampler
 from gptoss_local.backends.llamacpp.structured.gate import Constraint
@@ -256,16 +256,7 @@ class TokenLoop:
             )
             if status != 0:
                 self._cache.clear()
-                raise BackendError(
-                    _("llama.cpp failed to evaluate the prompt (status {status})").format(
-                        status=status
-                    ),
-                    hint=_(
-                        "The context may be full or memory short: start a new chat, or load "
-                        "the model with a smaller --context."
-                    ),
-                    kind="decode_failed",
-                )
+                raise prompt_failure(status)
             if self.drafter is not None:
                 self.drafter.observe(chunk, len(self._cache.tokens))
             self._cache.tokens.extend(chunk)
