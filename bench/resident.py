@@ -1,27 +1,28 @@
 """A reply through the machine's shared engine (`gptoss-local serve`) against the same reply in
 process, and the first `run` with that engine resident against a cold `run` (issue 39).
 
-1. Reply: the in-process side is `LlamaCppBackend.stream` in this process (as the chat runs the
-   model itself); the shared side is a real `gptoss-local serve` in a process of its own (as a
-   user starts it), found through its runtime file and asked by `OpenAIClientBackend.stream`
-   (as `run` and `chat` reach the engine). Both get the same conversation and settings: greedy,
-   seed 1, low effort, end tokens biased away (-100, a request field both honour) so every reply
-   is exactly `--tokens` long, the same context. The sides take turns (A B, then B A, so drift
-   falls on both), each round a new user message after the same system prompt (as a chat's
-   next turn: the cached prefix is reused by both). Both are timed alike, from outside, as the
-   chat sees a reply: TTFT from asking to the first text; tokens/s as the OpenAI client backend
-   reports it, generated tokens over the time from the first text to the last. Random weights
-   write no Harmony header, so the parser (the same one on both sides) holds the first text
-   some 28 tokens; both TTFTs include it, and the tokens/s of both count those tokens in a
-   shorter time (the ratio is unaffected: the same tokens, the same hold). "engine t/s" is the
-   in-process engine's own decode rate, for reference.
+1. Reply: the in-process side is `LlamaCppBackend.stream` in this process, the model planned
+   and opened as the chat and `run` do (`prepare`, the same context); the shared side is a real
+   `gptoss-local serve` in a process of its own (as a user starts it), found through its
+   runtime file and asked by `OpenAIClientBackend.stream` (as `run` and `chat` reach it).
+   Both get the same conversation and settings: greedy, seed 1, low effort, end tokens biased
+   away (-100, a request field both honour) so every reply is exactly `--tokens` long. The
+   sides take turns (A B, then B A, so drift falls on both), each round a new user message
+   after the same system prompt (as a chat's next turn: both reuse the cached prefix). Both
+   are timed alike, from outside, as the chat sees a reply: TTFT from asking to the first
+   text; tokens/s as the OpenAI client backend reports it, generated tokens over the time from
+   the first text to the last. Random weights write no Harmony header, so the parser (the same
+   one on both sides) holds the first text some 28 tokens; both TTFTs include it, and both
+   tokens/s count those tokens in a shorter time (the ratio is unaffected: the same tokens,
+   the same hold). "CPU s" is this process's CPU time, plus the server's for the shared side;
+   "engine t/s" the in-process engine's own decode rate, for reference.
 2. `run`: the wall time of `gptoss-local run --model-path M --context C --max-tokens N
    --temperature 0 --seed 1 PROMPT` as a subprocess, cold (a GPTOSS_LOCAL_HOME of its own: it
    loads the model itself) and with the serve above resident in its home (it answers through
    it; checked by its "using the engine at" note), taking turns, a new prompt each time.
 
-Run: python bench/resident.py [MODEL.gguf ...] [--shapes tiny small] [--rounds 9] [--runs 3]
-     [--tokens N] [--context 4096] [--out FILE]
+Run: python bench/resident.py [MODEL.gguf ...] [--shapes tiny small] [--rounds 15] [--runs 5]
+     [--tokens N] [--run-tokens 32] [--context 4096] [--out FILE]
 """
 
 from __future__ import annotations
@@ -97,13 +98,12 @@ def engine_client(home: Path) -> Any:
     from gptoss_local.backends.openai.backend import OpenAIClientBackend
     from gptoss_local.serve.find_engine import find_engine
 
-    previous = os.environ.get("GPTOSS_LOCAL_HOME")
-    os.environ["GPTOSS_LOCAL_HOME"] = str(home)
+    previous = os.environ["GPTOSS_LOCAL_HOME"]
+    os.environ["GPTOSS_LOCAL_HOME"] = str(home)  # where its runtime file is
     try:
         found = find_engine(wait=30)
     finally:
-        os.environ.pop("GPTOSS_LOCAL_HOME") if previous is None else None
-        os.environ.update({} if previous is None else {"GPTOSS_LOCAL_HOME": previous})
+        os.environ["GPTOSS_LOCAL_HOME"] = previous
     assert found is not None and not found.starting, "no engine found in its runtime file"
     return OpenAIClientBackend(found.url, found.record.model, found.record.key, "bench")
 
@@ -156,18 +156,32 @@ def request_for(backend: Any, n: int, tokens: int) -> Any:
     return ReplyRequest(Conversation((Message("user", QUESTION.format(n=n)),)), settings)
 
 
+@contextmanager
+def in_process(model: Path, context: int) -> Iterator[Any]:
+    """The model loaded in this process as `run` and the chat load it: planned (`prepare`)
+    with the same wishes as the serve's command line, then opened."""
+    from gptoss_local import config
+    from gptoss_local.launch.prepare import prepare
+    from gptoss_local.plan.wishes import Wishes
+
+    wishes = Wishes(model_path=model, context=context, given=frozenset({"context"}))
+    ready = prepare(wishes, config.Settings(), warn=lambda _text: None).ready
+    assert ready is not None
+    backend = ready.open(lambda _fraction, _text: True)  # True: go on loading
+    try:
+        yield backend
+    finally:
+        backend.close()
+
+
 def compare_replies(
     model: Path, home: Path, server: int, args: argparse.Namespace, tokens: int
 ) -> dict:
     """Rounds of the same reply in process (A) and through the engine (B, served by process
     `server`), taking turns; also how long the in-process load took."""
-    from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
-    from gptoss_local.backends.llamacpp.load import LoadSettings
-
-    settings = LoadSettings(context=args.context, gpu_layers=0)
     sides: dict[str, Any] = {"in-process": [], "shared": []}
     start = time.perf_counter()
-    with LlamaCppBackend(model, settings, log_path=home / "bench-llama.log") as local:
+    with in_process(model, args.context) as local:
         sides["load_s"] = time.perf_counter() - start
         shared = engine_client(home)
         backends = {"in-process": (local, None), "shared": (shared, server)}
@@ -255,8 +269,8 @@ def reply_lines(found: dict) -> list[str]:
     found["ratios"] = {k.removesuffix("_s"): round(v, 3) for k, v in ratio.items()}
     pairs = zip(sides["in-process"], sides["shared"], strict=True)
     per_round = sorted(s["tps"] / i["tps"] for i, s in pairs)
-    lines.append(f"{'':8} {'':6} {'÷':10} {ratio['ttft_s']:9.2f} {ratio['tps']:9.2f} "
-                 f"{ratio['reply_s']:8.2f} {ratio['cpu_s']:7.2f}   shared / in-process; "
+    lines.append(f"{'':8} {'':6} {'÷':10} {ratio['ttft_s']:9.3f} {ratio['tps']:9.3f} "
+                 f"{ratio['reply_s']:8.3f} {ratio['cpu_s']:7.3f}   shared / in-process; "
                  f"tokens/s goal >= 0.97: {'yes' if ratio['tps'] >= 0.97 else 'NO'} (per round "
                  f"{per_round[0]:.2f}..{per_round[-1]:.2f}, median "
                  f"{median(per_round):.2f})")  # fmt: skip
@@ -296,7 +310,7 @@ def render(results: list[dict], args: argparse.Namespace, before: str) -> str:
         "",
         f"2. `gptoss-local run --max-tokens {args.run_tokens}`, wall seconds, medians",
         f"{'model':8} {'runs':>4} {'cold':>9} {'resident':>9} {'ratio':>7} {'saved s':>8} "
-        f"{'load s':>9} (load: the in-process backend's, for scale)",
+        f"{'load s':>9} (load: planning and loading in process, for scale)",
     ]
     lines += [run_line(found) for found in results]
     lines.append("json: " + json.dumps(results))
@@ -313,8 +327,8 @@ def main() -> None:
     parser.add_argument("models", type=Path, nargs="*", help="GGUF files (default: --shapes)")
     parser.add_argument("--shapes", nargs="+", default=["tiny", "small"],
                         help="synthetic gpt-oss shapes written for the run")  # fmt: skip
-    parser.add_argument("--rounds", type=int, default=9, help="replies on each side")
-    parser.add_argument("--runs", type=int, default=3, help="`run` commands of each kind")
+    parser.add_argument("--rounds", type=int, default=15, help="replies on each side")
+    parser.add_argument("--runs", type=int, default=5, help="`run` commands of each kind")
     parser.add_argument("--tokens", type=int, help="per reply (default: by shape, 256 or 128)")
     parser.add_argument("--run-tokens", type=int, default=32, help="`run --max-tokens`")
     parser.add_argument("--context", type=int, default=4096)
@@ -323,6 +337,7 @@ def main() -> None:
     before = load()
     with tempfile.TemporaryDirectory(prefix="gptoss-bench-") as tmp:
         folder = Path(tmp)
+        os.environ["GPTOSS_LOCAL_HOME"] = str(folder)  # what this process plans and logs
         results = [bench_model(path, name, args, folder) for path, name in models(args, folder)]
     report = render(results, args, before)
     sys.stdout.write(report)
