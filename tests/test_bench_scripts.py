@@ -195,3 +195,24 @@ def test_the_library_bench_runs_on_a_small_folder() -> None:
     assert "index from nothing: " in done.stdout and "40 added" in done.stdout
     assert "update, nothing changed: " in done.stdout and "(40 unchanged)" in done.stdout
     assert "browser.search (results page): p50 " in done.stdout
+
+
+def test_the_resident_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) -> None:
+    """bench/resident.py, briefly: replies in process and through a real `serve`, each exactly
+    as long as asked, and `run` cold (loading itself) and through the engine."""
+    out = tmp_path / "resident.txt"
+    done = subprocess.run(
+        [sys.executable, "bench/resident.py", str(tiny_gguf), "--rounds", "2", "--runs", "1",
+         "--tokens", "128", "--run-tokens", "8", "--context", "2048", "--out", str(out)],
+        cwd=GPU_BENCH.parent.parent, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = out.read_text()
+    assert "shared / in-process" in report and "load average" in report
+    (found,) = json.loads(report.split("json: ", 1)[1])
+    for side in ("in-process", "shared"):
+        replies = found["replies"][side]
+        assert [r["tokens"] for r in replies] == [128, 128]
+        assert all(r["ttft_s"] > 0 and r["tps"] > 0 and r["cpu_s"] > 0 for r in replies)
+    assert [len(found["runs"][kind]) for kind in ("cold", "resident")] == [1, 1]
+    assert set(found["ratios"]) == {"ttft", "tps", "reply", "cpu", "run"}
