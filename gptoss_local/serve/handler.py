@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from gptoss_local.backends.openai.engine_api import PREFILL_PATH
 from gptoss_local.serve.apis import error_body
 from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.guard import Guard
@@ -125,7 +126,10 @@ class Handler(BaseHTTPRequestHandler):
             answer = service.get(path)
         else:
             data = self._body()
-            answer = service.plain(method, path, data) or self._generate(service, path, data)
+            if method == "POST" and path == PREFILL_PATH:
+                answer = self._prefill(service, data)
+            else:
+                answer = service.plain(method, path, data) or self._generate(service, path, data)
         self._send(answer)
         return answer
 
@@ -155,6 +159,12 @@ class Handler(BaseHTTPRequestHandler):
             return answer
         finally:
             self.server.track(cancel, False)
+
+    def _prefill(self, service: Service, data: Any) -> Answer:
+        """Our prefill: evaluated while the client stays (a reply's request supersedes it)."""
+        cancel = threading.Event()
+        with DisconnectWatch(self.connection, cancel):
+            return service.prefill(data, cancel, self._client_name())
 
     def _client_name(self) -> str:
         """Who asks, as `ps` shows it: the X-Client-Name header, else the User-Agent."""
