@@ -9,8 +9,7 @@ import threading
 from collections.abc import Callable
 from types import TracebackType
 
-from gptoss_local.backends.base import Backend
-from gptoss_local.backends.openai.backend import OpenAIClientBackend
+from gptoss_local.backends.base import Backend, Queued
 
 POLL_SECONDS = 0.25
 
@@ -19,19 +18,20 @@ class QueueWatch:
     """While entered (and until `stop`), tells `tell` whom the reply waits for.
 
     Args:
-        backend: The chat's backend; only a client of our engine has a queue to watch.
+        backend: The chat's backend; only a client of a shared engine (`Queued`) has a queue
+            to watch.
         tell: Hears the name of the client ahead (on the watch's thread), "" when none is.
     """
 
     def __init__(self, backend: Backend, tell: Callable[[str], object]) -> None:
-        ours = backend.ours if isinstance(backend, OpenAIClientBackend) else None
-        self._ours, self._tell = ours, tell
+        self._queued = backend if isinstance(backend, Queued) else None
+        self._tell = tell
         self._done = threading.Event()
         self._told = ""
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> QueueWatch:
-        if self._ours is not None:
+        if self._queued is not None:
             self._thread = threading.Thread(target=self._watch, name="queue-watch", daemon=True)
             self._thread.start()
         return self
@@ -56,9 +56,9 @@ class QueueWatch:
             self._tell("")
 
     def _watch(self) -> None:
-        assert self._ours is not None
+        assert self._queued is not None
         while not self._done.wait(POLL_SECONDS):
-            ahead = self._ours.waiting_for() or ""
+            ahead = self._queued.waiting_for() or ""
             if ahead != self._told and not self._done.is_set():
                 self._told = ahead
                 self._tell(ahead)

@@ -12,7 +12,6 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from gptoss_local.backends.openai.engine_api import PREFILL_PATH
 from gptoss_local.serve.apis import error_body
 from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.guard import Guard
@@ -20,6 +19,7 @@ from gptoss_local.serve.request_body import body_length, parse_json
 from gptoss_local.serve.service import GONE, Answer, Service
 from gptoss_local.serve.sse import ChunkedWriter
 from gptoss_local.serve.watch import DisconnectWatch
+from gptoss_local.urls import PREFILL_PATH
 
 IDLE_SECONDS = 120  # a kept-alive connection with no new request is closed after this
 REFUSED_SECONDS = 5  # how long a connection over the limit may take to send its request

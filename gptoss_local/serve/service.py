@@ -19,12 +19,6 @@ from gptoss_local.backends.base import (
     UnsupportedRequest,
     check_request,
 )
-from gptoss_local.backends.openai.engine_api import (
-    COUNT_PATH,
-    ENGINE_OBJECT,
-    ENGINE_PATH,
-    TOKENIZE_PATH,
-)
 from gptoss_local.events import Event
 from gptoss_local.serve import engine_routes
 from gptoss_local.serve.anthropic import count
@@ -37,6 +31,12 @@ from gptoss_local.serve.model_names import accepts, listed
 from gptoss_local.serve.ollama.routes import OllamaRoutes, Plain
 from gptoss_local.serve.resident import ResidentBackend
 from gptoss_local.serve.scheduler import Busy, Gone, Scheduler
+from gptoss_local.urls import (
+    COUNT_PATH,
+    ENGINE_OBJECT,
+    ENGINE_PATH,
+    TOKENIZE_PATH,
+)
 
 GONE = 499  # the client closed the connection (nginx's code; only ever logged)
 CONTEXT_ADVICE = (

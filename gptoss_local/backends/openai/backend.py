@@ -100,6 +100,10 @@ class OpenAIClientBackend(ServedElsewhere):
             where = _("shared engine at {host}").format(host=self.endpoint.host)
         return BackendInfo("openai", self.model, where, self.context, {"server": self.endpoint.url})
 
+    def waiting_for(self) -> str | None:
+        """Whose reply ours waits behind on our engine (`Queued`; None from another server)."""
+        return self.ours.waiting_for() if self.ours is not None else None
+
     def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
         """Have our engine evaluate the prompt ahead (0 where the server cannot)."""
         if self.ours is None or not self.capabilities.prefill:

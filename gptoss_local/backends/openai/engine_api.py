@@ -1,8 +1,8 @@
-"""The routes a gptoss-local engine (`serve`) offers beside the OpenAI API, which this client
-uses when the server it talks to is one (its `ENGINE_PATH` answers as ours): the engine's
-state (who runs, who waits), a prefill that evaluates a prompt without answering, and counts
-by the model's own tokenizer. Their bodies are a Chat Completions request's, so the prompt the
-engine evaluates or counts is exactly the one the reply will send."""
+"""The routes a gptoss-local engine (`serve`) offers beside the OpenAI API (`urls.ENGINE_PATH`
+and the others), which this client uses when the server it talks to is one (its state answers
+as ours): the engine's state (who runs, who waits), a prefill that evaluates a prompt without
+answering, and counts by the model's own tokenizer. Their bodies are a Chat Completions
+request's, so the prompt the engine evaluates or counts is exactly the one the reply sends."""
 
 from __future__ import annotations
 
@@ -12,12 +12,7 @@ from typing import Any
 from gptoss_local.backends.base import BackendError
 from gptoss_local.backends.openai.http import Endpoint, HttpFailure
 from gptoss_local.i18n import _
-
-ENGINE_PATH = "/gptoss-local/engine"  # GET: the engine's id, model, and who holds it
-PREFILL_PATH = "/gptoss-local/prefill"  # POST a chat body: {"evaluated": tokens}
-COUNT_PATH = "/gptoss-local/count"  # POST a chat body: {"tokens": the prompt's count}
-TOKENIZE_PATH = "/gptoss-local/tokenize"  # POST {"text", "special"}: {"tokens": [ids]}
-ENGINE_OBJECT = "gptoss-local.engine"  # the `object` its state answers with
+from gptoss_local.urls import COUNT_PATH, ENGINE_OBJECT, ENGINE_PATH, PREFILL_PATH, TOKENIZE_PATH
 
 STATE_SECONDS = 5.0  # an engine answers its state at once, even mid-reply (its own thread)
 
