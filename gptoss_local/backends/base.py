@@ -393,6 +393,10 @@ class Queued(Protocol):
         """Whose reply this client's request waits behind now (None: it does not wait)."""
         ...
 
+    def engine_alive(self) -> bool:
+        """Whether the shared engine still answers (a crashed one is found or started anew)."""
+        ...
+
 
 class ServedElsewhere:
     """What an engine whose model runs in another process (Ollama's daemon, a server reached

@@ -15,9 +15,11 @@ import argparse
 import datetime as dt
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from gptoss_local import config, paths
+from gptoss_local.backends.base import Backend, LoadProgress
 from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.i18n import _
 from gptoss_local.launch.engines import Ready
@@ -60,8 +62,15 @@ def shared(ready: Ready | None, wishes: Wishes, settings: config.Settings) -> Re
     its own client of the engine, so that the engine's queue tells chats apart."""
     if ready is None:  # the first-run screen chooses: it loads here
         return None
-    background = settings.engine_start == "background"
-    return over_engine(ready, wishes, background, _say, chat_client())
+    background, client = settings.engine_start == "background", chat_client()
+    found = over_engine(ready, wishes, background, _say, client)  # a refusal: before the app
+    if found is ready:
+        return ready
+
+    def reopen(progress: LoadProgress) -> Backend:  # the engine found again, as it is now
+        return over_engine(ready, wishes, background, _quiet, client).open(progress)
+
+    return replace(found, open=reopen)
 
 
 def chat_client() -> str:
@@ -71,6 +80,10 @@ def chat_client() -> str:
 
 def _say(text: str) -> None:
     print(text, file=sys.stderr)
+
+
+def _quiet(_text: str) -> None:
+    """Hears nothing: the app is on the terminal."""
 
 
 def _report_history_failure(error: Exception, unsent: str) -> int:

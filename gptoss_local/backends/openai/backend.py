@@ -104,6 +104,10 @@ class OpenAIClientBackend(ServedElsewhere):
         """Whose reply ours waits behind on our engine (`Queued`; None from another server)."""
         return self.ours.waiting_for() if self.ours is not None else None
 
+    def engine_alive(self) -> bool:
+        """Whether our engine still answers (`Queued`; a server not ours is taken as it is)."""
+        return self.ours is None or self.ours.state() is not None
+
     def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
         """Have our engine evaluate the prompt ahead (0 where the server cannot)."""
         if self.ours is None or not self.capabilities.prefill:
