@@ -74,11 +74,12 @@ def _evaluate(backend: Backend, request: ReplyRequest, cancel: threading.Event) 
 
 @contextmanager
 def _held(backend: Backend, client: str) -> Iterator[None]:
-    """Keep a resident model from unloading under the prefill (shown running for `client`)."""
+    """Keep a resident model from unloading under the prefill (shown running for `client`),
+    its keep-alive left as the last request set it."""
     if not isinstance(backend, ResidentBackend):
         yield
         return
-    with backend.hold(None, client) as holder:
+    with backend.hold(backend.keep_alive, client) as holder:
         holder.running = True
         yield
 

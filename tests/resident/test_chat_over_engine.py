@@ -58,6 +58,13 @@ def test_a_prefill_never_loads_a_let_go_model(tiny_gguf: Path) -> None:
         assert state["loaded"] is False and state["loads"] == 1  # the one look at its shape
 
 
+def test_a_prefill_leaves_the_keep_alive_as_the_last_request_set_it(tiny_gguf: Path) -> None:
+    with resident_server(tiny_gguf, keep_alive=300) as served:
+        served.resident.preload(keep_alive=-1)  # as an Ollama client's keep_alive -1 asks
+        assert _client(served, "chat-a").prefill(_request("hello")) > 0
+        assert served.state()["keep_alive"] == -1
+
+
 def test_a_prefill_gives_way_to_a_reply_and_the_chat_tells_whom_it_waits_for(
     tiny_gguf: Path,
 ) -> None:
