@@ -8,7 +8,7 @@ from pathlib import Path
 
 from serve_helpers import serve_process
 from tui_fixtures import fixture_app_on, fixture_history
-from tui_helpers import AppOn, send_and_wait, wait_for_model
+from tui_helpers import AppOn, send_and_wait, wait_for, wait_for_model
 
 from gptoss_local import config
 from gptoss_local.cli import build_parser
@@ -39,8 +39,11 @@ async def test_the_next_message_after_an_engine_crash_is_answered(
             served.process.kill()  # the engine crashes between two messages
             served.process.wait(30)
             await send_and_wait(pilot, "second", timeout=120)
-            assert bar.info is not None and not bar.info.placement.startswith("shared engine")
             (chat,) = history.list_chats()
+            statuses = [m.status for m in history.messages(chat.id)]
+            assert statuses[-1] == "complete", statuses
+            here = lambda: bar.info is not None and bar.info.placement == "CPU"  # noqa: E731
+            await wait_for(pilot, here, 30, "the model loaded here")  # the load's report
             stored = history.messages(chat.id)
     assert [m.role for m in stored] == ["user", "assistant", "user", "assistant"]
     assert [m.status for m in stored if m.role == "assistant"] == ["complete", "complete"]
