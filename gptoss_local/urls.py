@@ -16,6 +16,14 @@ from urllib.parse import SplitResult, urlsplit
 # private-use TLD. A single-label name ("gpu-box") is local by definition.
 LAN_SUFFIXES = (".local", ".lan", ".home.arpa", ".internal", ".localdomain")
 
+# The routes a gptoss-local engine (`serve`) answers beside the APIs, which its own clients use
+# (`find_engine`, `ps`, the OpenAI client over a shared engine: `backends.openai.engine_api`).
+ENGINE_PATH = "/gptoss-local/engine"  # GET: the engine's id, model, and who holds it
+PREFILL_PATH = "/gptoss-local/prefill"  # POST a chat body: {"evaluated": tokens}
+COUNT_PATH = "/gptoss-local/count"  # POST a chat body: {"tokens": the prompt's count}
+TOKENIZE_PATH = "/gptoss-local/tokenize"  # POST {"text", "special"}: {"tokens": [ids]}
+ENGINE_OBJECT = "gptoss-local.engine"  # the `object` an engine's state answers with
+
 
 def has_control_character(text: str) -> bool:
     """True when `text` holds a C0/C1 control character or DEL (never valid in a URL or name)."""

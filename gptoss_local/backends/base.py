@@ -21,7 +21,7 @@ import math
 import threading
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from gptoss_local.conversation import FUNCTIONS, Conversation
 from gptoss_local.errors import UserError
@@ -382,6 +382,19 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Free the model; the backend cannot be used afterwards."""
+        ...
+
+
+@runtime_checkable
+class Queued(Protocol):
+    """A backend whose replies may wait behind other programs' (a client of a shared engine)."""
+
+    def waiting_for(self) -> str | None:
+        """Whose reply this client's request waits behind now (None: it does not wait)."""
+        ...
+
+    def engine_alive(self) -> bool:
+        """Whether the shared engine still answers (a crashed one is found or started anew)."""
         ...
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from gptoss_local.backends.base import Backend, BackendError, LoadProgress
+from gptoss_local.backends.base import Backend, BackendError, LoadProgress, Queued
 from gptoss_local.i18n import _
 from gptoss_local.launch.engines import Opener
 
@@ -153,6 +153,8 @@ class ModelHost:
         with self._lock:
             if self._closing.is_set():
                 raise BackendError(_("the chat is closing: the model is not loaded"))
+            if isinstance(self._backend, Queued) and not self._backend.engine_alive():
+                self._backend = None  # the shared engine ended: the opener finds or starts one
             if self._backend is None:
                 self._backend = self._open()
             return self._backend

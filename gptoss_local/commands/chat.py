@@ -15,13 +15,17 @@ import argparse
 import datetime as dt
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from gptoss_local import config, paths
+from gptoss_local.backends.base import Backend, LoadProgress
 from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.i18n import _
+from gptoss_local.launch.engines import Ready
 from gptoss_local.launch.prepare import prepare
-from gptoss_local.plan.wishes import wishes_from
+from gptoss_local.launch.resident import over_engine
+from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.session.history import History
 
 
@@ -36,10 +40,11 @@ def run_chat(args: argparse.Namespace) -> int:
         # Ready unless the first-run screen asks first; the app shows the warnings. Reads
         # --model-path's header: a bad file fails here, before the app.
         prepared = prepare(wishes, settings, ask_first=True)
+        ready = shared(prepared.ready, wishes, settings)  # the machine's engine, if it has it
         from gptoss_local.tui.app import make_app  # textual: imported only for this command
 
         tools = ChatTools.from_settings(settings)  # started by the app, on a worker
-        app = make_app(history, ready=prepared.ready, setup=prepared.preparation,
+        app = make_app(history, ready=ready, setup=prepared.preparation,
                        chat_id=args.chat, tools=tools,
                        context_policy=settings.context_policy)  # fmt: skip  # setup: for F9
         try:
@@ -49,6 +54,36 @@ def run_chat(args: argparse.Namespace) -> int:
         if app.history_error is not None:  # before closing the history, which may fail too
             return _report_history_failure(app.history_error, app.unsent_text())
     return 0
+
+
+def shared(ready: Ready | None, wishes: Wishes, settings: config.Settings) -> Ready | None:
+    """`ready`, opening the machine's engine instead when it holds the model (one copy for
+    every chat); another model there is refused with what to do (`over_engine`). Each chat is
+    its own client of the engine, so that the engine's queue tells chats apart."""
+    if ready is None:  # the first-run screen chooses: it loads here
+        return None
+    background, client = settings.engine_start == "background", chat_client()
+    found = over_engine(ready, wishes, background, _say, client)  # a refusal: before the app
+    if found is ready:
+        return ready
+
+    def reopen(progress: LoadProgress) -> Backend:  # the engine found again, as it is now
+        return over_engine(ready, wishes, background, _quiet, client).open(progress)
+
+    return replace(found, open=reopen)
+
+
+def chat_client() -> str:
+    """This chat as the engine shows it (`ps`, and another chat's waiting notice)."""
+    return f"gptoss-local chat {os.getpid()}"
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def _quiet(_text: str) -> None:
+    """Hears nothing: the app is on the terminal."""
 
 
 def _report_history_failure(error: Exception, unsent: str) -> int:

@@ -19,6 +19,7 @@ from gptoss_local.serve.request_body import body_length, parse_json
 from gptoss_local.serve.service import GONE, Answer, Service
 from gptoss_local.serve.sse import ChunkedWriter
 from gptoss_local.serve.watch import DisconnectWatch
+from gptoss_local.urls import PREFILL_PATH
 
 IDLE_SECONDS = 120  # a kept-alive connection with no new request is closed after this
 REFUSED_SECONDS = 5  # how long a connection over the limit may take to send its request
@@ -125,7 +126,10 @@ class Handler(BaseHTTPRequestHandler):
             answer = service.get(path)
         else:
             data = self._body()
-            answer = service.plain(method, path, data) or self._generate(service, path, data)
+            if method == "POST" and path == PREFILL_PATH:
+                answer = self._prefill(service, data)
+            else:
+                answer = service.plain(method, path, data) or self._generate(service, path, data)
         self._send(answer)
         return answer
 
@@ -155,6 +159,12 @@ class Handler(BaseHTTPRequestHandler):
             return answer
         finally:
             self.server.track(cancel, False)
+
+    def _prefill(self, service: Service, data: Any) -> Answer:
+        """Our prefill: evaluated while the client stays (a reply's request supersedes it)."""
+        cancel = threading.Event()
+        with DisconnectWatch(self.connection, cancel):
+            return service.prefill(data, cancel, self._client_name())
 
     def _client_name(self) -> str:
         """Who asks, as `ps` shows it: the X-Client-Name header, else the User-Agent."""

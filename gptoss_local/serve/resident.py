@@ -81,6 +81,11 @@ class ResidentBackend:
         else:
             self._arm()
 
+    @property
+    def keep_alive(self) -> float:
+        """The keep-alive now: the latest request's, else the server's."""
+        return self._keep
+
     def info(self) -> BackendInfo:
         """What is (or will be) loaded, without loading it."""
         return self._info

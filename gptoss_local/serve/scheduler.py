@@ -79,3 +79,19 @@ class Scheduler:
             with self._changed:
                 self._busy -= 1
                 self._changed.notify_all()
+
+    @contextmanager
+    def try_slot(self) -> Iterator[bool]:
+        """Hold a slot only if one is free now and nobody waits (work that may give way,
+        a prefill); yields whether it holds one."""
+        with self._changed:
+            free = not self._waiting and self._busy < self.running
+            if free:
+                self._busy += 1
+        try:
+            yield free
+        finally:
+            if free:
+                with self._changed:
+                    self._busy -= 1
+                    self._changed.notify_all()

@@ -20,6 +20,7 @@ from gptoss_local.backends.base import (
     check_request,
 )
 from gptoss_local.events import Event
+from gptoss_local.serve import engine_routes
 from gptoss_local.serve.anthropic import count
 from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.apis import ROUTES, Api
@@ -30,8 +31,13 @@ from gptoss_local.serve.model_names import accepts, listed
 from gptoss_local.serve.ollama.routes import OllamaRoutes, Plain
 from gptoss_local.serve.resident import ResidentBackend
 from gptoss_local.serve.scheduler import Busy, Gone, Scheduler
+from gptoss_local.urls import (
+    COUNT_PATH,
+    ENGINE_OBJECT,
+    ENGINE_PATH,
+    TOKENIZE_PATH,
+)
 
-ENGINE_PATH = "/gptoss-local/engine"  # our own: what `find_engine` and `ps` read
 GONE = 499  # the client closed the connection (nginx's code; only ever logged)
 CONTEXT_ADVICE = (
     "Shorten the conversation (leave out or summarise earlier messages), or restart the "
@@ -115,6 +121,10 @@ class Service:
         """A POST or DELETE answered without generating, so without waiting for the model
         (Anthropic's count_tokens, Ollama's model routes); None for the others, which `ask`
         reads."""
+        if method == "POST" and path == COUNT_PATH:
+            return Answer(body=engine_routes.count(self.backend, self._chat_request(data)))
+        if method == "POST" and path == TOKENIZE_PATH:
+            return Answer(body=engine_routes.tokenize(self.backend, data))
         if method == "POST" and path == count.PATH:
             names, defaults, limits = self.names, self.defaults, self.limits
             return Answer(body=count.count_tokens(self.backend, data, names, defaults, limits))
@@ -124,6 +134,18 @@ class Service:
     def post(self, path: str, data: Any, cancel: threading.Event) -> Answer:
         """A POST: a chat completion or a response; `cancel` is set when the client leaves."""
         return self.answer(self.ask(path, data), cancel)
+
+    def prefill(self, data: Any, cancel: threading.Event, client: str = "") -> Answer:
+        """Our `PREFILL_PATH`: a chat request's prompt evaluated ahead, when the engine is idle
+        (`engine_routes.prefill`); `cancel` is set when the client leaves."""
+        request = self._chat_request(data)
+        return Answer(body=engine_routes.prefill(self.backend, self.scheduler, request, cancel,
+                                                 client))  # fmt: skip
+
+    def _chat_request(self, data: Any) -> ReplyRequest:
+        """The request a Chat Completions body asks (our routes take its body)."""
+        reader = ROUTES["/v1/chat/completions"].reader
+        return reader.read(data, self.names, self.defaults, self.limits).request
 
     def ask(self, path: str, data: Any) -> Asked:
         """A POST's request, read and held against the engine: what the engine cannot do is
@@ -183,9 +205,11 @@ class Service:
                                  "waiting": []}  # fmt: skip
         if isinstance(self.backend, ResidentBackend):
             state = self.backend.state()
-        return {"object": "gptoss-local.engine", "instance": self.instance,
+        capabilities = self.backend.capabilities  # what our own routes can do for a client
+        return {"object": ENGINE_OBJECT, "instance": self.instance,
                 "model": self.names[0], "names": list(self.names), "engine": info.backend,
-                "context": self._context, **state}  # fmt: skip
+                "context": self._context, "prefill": capabilities.prefill,
+                "tokenizer": capabilities.tokenizer, **state}  # fmt: skip
 
     def _model(self, name: str) -> dict[str, Any]:
         model = {"id": name, "object": "model", "created": self._created,

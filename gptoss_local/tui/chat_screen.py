@@ -37,6 +37,7 @@ from gptoss_local.tui.messages import (
     BackendLoaded,
     CompactionReported,
     ContextRefused,
+    EngineWaiting,
     HistoryFailed,
     ModelChosen,
     ModelLoadFailed,
@@ -149,6 +150,7 @@ class ChatScreen(Screen[None]):
     @on(CompactionReported)
     @on(ContextRefused)
     @on(ReplyFailed)
+    @on(EngineWaiting)
     async def _reply_reported(self, message: Report) -> None:
         """What the reply's worker reports goes to the flow in the order it came."""
         await self.reply.hear(message)

@@ -124,6 +124,13 @@ class ReplyFailed(Message):
 
 
 @dataclass
+class EngineWaiting(Message):
+    """The reply waits behind this client's on the shared engine ("": no longer waits)."""
+
+    client: str
+
+
+@dataclass
 class VramMeasured(Message):
     """A read of VRAM use finished; None: no GPU, or NVML failed (no more reads come)."""
 

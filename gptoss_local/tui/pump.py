@@ -17,6 +17,7 @@ from textual.message import Message
 from gptoss_local import heap
 from gptoss_local.backends.base import BackendError, Stats
 from gptoss_local.chat.context_keeper import ContextFull, ContextKeeper
+from gptoss_local.chat.engine_queue import QueueWatch
 from gptoss_local.chat.next_reply import NextReply
 from gptoss_local.conversation import Citation
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta
@@ -34,6 +35,7 @@ from gptoss_local.tools import (
 )
 from gptoss_local.tui.messages import (
     ContextRefused,
+    EngineWaiting,
     ReplyContinued,
     ReplyFailed,
     ReplyFinished,
@@ -120,23 +122,26 @@ def run_reply(
             except ContextFull as exc:
                 post(ContextRefused(str(exc)))
                 return
-        for event in tools.run(request, cancel):
-            recorder(event)
-            if isinstance(event, ChainEnded):
-                ended = event.reason
-                continue
-            if isinstance(event, TOOL_STEPS):
-                batcher.flush()
-                post(ToolCallReported(event))
-                continue
-            if turn_over:  # the first event (or the end) of the next model turn
-                post(ReplyContinued())
-                turn_over = False
-            if isinstance(event, ReplyEnded):
-                stats, turn_over, citations = event.stats, True, event.citations
-                batcher.flush()
-            else:
-                batcher.add(event)
+        queue = QueueWatch(tools.backend, lambda client: post(EngineWaiting(client)))
+        with queue:  # a shared engine may serve another program's reply first
+            for event in tools.run(request, cancel):
+                queue.stop()  # its turn came: nothing to wait for any more
+                recorder(event)
+                if isinstance(event, ChainEnded):
+                    ended = event.reason
+                    continue
+                if isinstance(event, TOOL_STEPS):
+                    batcher.flush()
+                    post(ToolCallReported(event))
+                    continue
+                if turn_over:  # the first event (or the end) of the next model turn
+                    post(ReplyContinued())
+                    turn_over = False
+                if isinstance(event, ReplyEnded):
+                    stats, turn_over, citations = event.stats, True, event.citations
+                    batcher.flush()
+                else:
+                    batcher.add(event)
         batcher.flush()
         post(ReplyFinished(stats, cancel.is_set(), ended, citations))
         heap.settle()  # this reply's garbage now, while the user reads it

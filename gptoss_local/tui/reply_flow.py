@@ -34,6 +34,7 @@ from gptoss_local.tui.compaction_view import marker_title
 from gptoss_local.tui.messages import (
     CompactionReported,
     ContextRefused,
+    EngineWaiting,
     ReplyContinued,
     ReplyFailed,
     ReplyFinished,
@@ -50,7 +51,7 @@ from gptoss_local.tui.widgets import ChatLog, UserMessage
 
 # What the reply's worker reports, which the screen passes to `ReplyFlow.hear` (but the end).
 Report = (ReplyStreamed | ReplyContinued | ToolCallReported | ToolApprovalAsked
-          | CompactionReported | ContextRefused | ReplyFailed)  # fmt: skip
+          | CompactionReported | ContextRefused | ReplyFailed | EngineWaiting)  # fmt: skip
 
 
 class ReplyScreen(Protocol):
@@ -99,7 +100,7 @@ class ReplyFlow:
             ReplyStreamed: self._streamed, ReplyContinued: self._continued,
             ToolCallReported: self._tool_step, ToolApprovalAsked: self._approval_asked,
             CompactionReported: self._compaction, ContextRefused: self._refused,
-            ReplyFailed: self._failed,
+            ReplyFailed: self._failed, EngineWaiting: self._waiting,
         }  # fmt: skip
 
     @property
@@ -176,6 +177,11 @@ class ReplyFlow:
     async def hear(self, message: Report) -> None:
         """Show what the worker reported."""
         await self._heard[type(message)](message)
+
+    async def _waiting(self, message: EngineWaiting) -> None:
+        """The shared engine answers another program first: the bar says for whom."""
+        who = message.client
+        self.screen.status.note = _("waiting for {client}").format(client=who) if who else ""
 
     async def _streamed(self, message: ReplyStreamed) -> None:
         await self.screen.chat_log.add(message.reasoning, message.answer)

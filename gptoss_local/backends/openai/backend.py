@@ -14,6 +14,7 @@ import re
 import threading
 import time
 from collections.abc import Generator, Iterator
+from dataclasses import replace
 from typing import Any
 
 from gptoss_local.backends.base import (
@@ -26,7 +27,9 @@ from gptoss_local.backends.base import (
     Stats,
     StopReason,
     check_request,
+    no_tokenizer,
 )
+from gptoss_local.backends.openai.engine_api import OurEngine
 from gptoss_local.backends.openai.http import Endpoint, HttpFailure
 from gptoss_local.backends.openai.messages import chat_body
 from gptoss_local.events import (
@@ -82,11 +85,46 @@ class OpenAIClientBackend(ServedElsewhere):
         self.model = choose_model([str(m.get("id")) for m in listed], model, self.endpoint.url)
         entry = next(m for m in listed if str(m.get("id")) == self.model)
         self.context = _context_of(entry)
+        # A gptoss-local engine (`serve`) evaluates ahead and counts with its tokenizer
+        # through routes of its own, as far as its model can.
+        self.ours = OurEngine.found(self.endpoint)
+        if self.ours is not None:
+            state = self.ours.first_state
+            self.capabilities = replace(self.capabilities, prefill=state.get("prefill") is True,
+                                        tokenizer=state.get("tokenizer") is True)  # fmt: skip
 
     def info(self) -> BackendInfo:
-        """The server's model, and where it runs."""
+        """The server's model, and where it runs (a shared engine of this machine says so)."""
         where = f"server at {self.endpoint.host}"
+        if self.ours is not None:
+            where = _("shared engine at {host}").format(host=self.endpoint.host)
         return BackendInfo("openai", self.model, where, self.context, {"server": self.endpoint.url})
+
+    def waiting_for(self) -> str | None:
+        """Whose reply ours waits behind on our engine (`Queued`; None from another server)."""
+        return self.ours.waiting_for() if self.ours is not None else None
+
+    def engine_alive(self) -> bool:
+        """Whether our engine still answers (`Queued`; a server not ours is taken as it is)."""
+        return self.ours is None or self.ours.state() is not None
+
+    def prefill(self, request: ReplyRequest, cancel: threading.Event | None = None) -> int:
+        """Have our engine evaluate the prompt ahead (0 where the server cannot)."""
+        if self.ours is None or not self.capabilities.prefill:
+            return 0
+        return self.ours.prefill(chat_body(self.model, request), cancel)
+
+    def count_prompt(self, request: ReplyRequest) -> int:
+        """The prompt's tokens by our engine's tokenizer (`capabilities.tokenizer`)."""
+        if self.ours is None or not self.capabilities.tokenizer:
+            raise no_tokenizer(self.engine)
+        return self.ours.count(chat_body(self.model, request))
+
+    def tokenize(self, text: str, special: bool = True) -> list[int]:
+        """`text` as our engine's token ids (`capabilities.tokenizer`)."""
+        if self.ours is None or not self.capabilities.tokenizer:
+            raise no_tokenizer(self.engine)
+        return self.ours.tokenize(text, special)
 
     def stream(self, request: ReplyRequest, cancel: threading.Event | None = None) -> Reply:
         """The assistant's next turn (see `Backend.stream`)."""

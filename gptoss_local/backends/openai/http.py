@@ -50,15 +50,33 @@ class Endpoint:
         self.host, self.port = parts.hostname or "", parts.port
         self.path = parts.path if parts.path else "/v1"
         self.url = f"{parts.scheme}://{parts.netloc}{self.path}"
-        self._key, self._client = api_key, client
+        self._key, self.client = api_key, client
 
     def get(self, route: str) -> Any:
         """GET `route` (e.g. "/models") as JSON."""
-        connection = self._connection()
+        return self.call("GET", self.path + route)
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        cancel: threading.Event | None = None,
+        timeout: float = TIMEOUT_SECONDS,
+    ) -> Any:
+        """`method` on the server's `path` (from its root, without the API's /v1), with
+        `body` as JSON, answered as JSON; a set `cancel` closes the connection."""
+        connection = self._connection(timeout)
+        stop = _CancelWatch(connection, cancel)
         try:
-            connection.request("GET", self.path + route, headers=self._headers())
+            headers = self._headers()
+            data = None
+            if body is not None:
+                data, headers["Content-Type"] = json.dumps(body).encode(), "application/json"
+            connection.request(method, path, body=data, headers=headers)
             return _json(connection.getresponse())
         finally:
+            stop.done()
             connection.close()
 
     def stream(
@@ -80,20 +98,20 @@ class Endpoint:
             stop.done()
             connection.close()
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self, timeout: float = TIMEOUT_SECONDS) -> http.client.HTTPConnection:
         if self.https:
             context = ssl.create_default_context()
             return http.client.HTTPSConnection(
-                self.host, self.port, timeout=TIMEOUT_SECONDS, context=context
+                self.host, self.port, timeout=timeout, context=context
             )
-        return http.client.HTTPConnection(self.host, self.port, timeout=TIMEOUT_SECONDS)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json, text/event-stream"}
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
-        if self._client:
-            headers["X-Client-Name"] = self._client
+        if self.client:
+            headers["X-Client-Name"] = self.client
         return headers
 
 
