@@ -48,8 +48,9 @@ elif how.startswith("planned"):
 if how.endswith("list") and len(found) == 1:  # the loader gives one card no list: force it
     llama_load._devices = lambda bus_ids: native.device_list([found[0].handle])
 if settings.devices:
-    array = llama_load._devices(settings.devices)
-    print("device array:", [hex(h) if h else None for h in array], flush=True)
+    array = llama_load._devices(settings.devices)  # None: no list (one card on a one-card PC)
+    shown = None if array is None else [hex(h) if h else None for h in array]
+    print("device array:", shown, flush=True)
 log = native.route_logs(log_path)
 loaded = llama_load.load(Path(sys.argv[1]), settings, log)
 print(how, "loaded", flush=True)

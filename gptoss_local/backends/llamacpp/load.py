@@ -205,10 +205,9 @@ def _devices(bus_ids: tuple[str, ...]) -> ctypes.Array | None:
     if not found:
         return None
     if len(bus_ids) == 1 and len(found) == 1:
-        # The one card, whatever its id says, without a list: the path the installed command
-        # ran on an H200. A one-card list loaded the same on an H100 (bench/results/gpu/
-        # devices-check.txt), but the command crashed in the load with one on the H200 once,
-        # and has not been run with one since.
+        # The one card, whatever its id says, without a list: llama.cpp picks it by itself.
+        # (A one-card list loads the same; the crash once seen with one was a build carrying
+        # its own static libstdc++, bench/results/gpu/devices-list-libstdcxx.txt.)
         return None
     by_bus = {native.bus_key(device.bus_id): device for device in found}
     handles = []
