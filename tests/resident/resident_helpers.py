@@ -25,7 +25,8 @@ from gptoss_local.serve.service import ENGINE_PATH, Service
 
 class Gate:
     """The server's `stream` hook: a reply whose user message starts with "gate" stops after
-    its first event until `open` is set; `started` tells it got there."""
+    its first event (or at its end, when it has only one) until `open` is set; `started` tells
+    it got there."""
 
     def __init__(self, resident: ResidentBackend) -> None:
         self.resident = resident
@@ -37,13 +38,20 @@ class Gate:
         return Reply(self._events(reply, gated)) if gated else reply
 
     def _events(self, reply: Reply, gated: bool) -> Generator[Event, None, Stats]:
+        held = False
         for n, event in enumerate(reply):
             if n == 1:
-                self.started.set()
-                self.open.wait(60)
+                held = self._hold()
             yield event
+        if not held:  # a reply of one event (random weights: text held to the end) stops too
+            self._hold()
         assert reply.stats is not None
         return reply.stats
+
+    def _hold(self) -> bool:
+        self.started.set()
+        self.open.wait(60)
+        return True
 
 
 @dataclass
