@@ -9,11 +9,12 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from contextlib import AbstractContextManager, contextmanager
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from http_helpers import http_stand_in
 
 from gptoss_local.backends.ollama.probe import free_port, probe
 
@@ -77,17 +78,9 @@ class _NotOllama(BaseHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def foreign_http() -> Iterator[int]:
+def foreign_http() -> AbstractContextManager[int]:
     """An HTTP server that is not Ollama (HTML for every GET); yields its port."""
-    server = HTTPServer(("127.0.0.1", 0), _NotOllama)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
+    return http_stand_in(_NotOllama)
 
 
 @contextmanager

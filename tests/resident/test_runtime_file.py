@@ -9,13 +9,13 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from http_helpers import http_stand_in
 from resident_helpers import resident_server
 
 from gptoss_local.serve.find_engine import Engine, find_engine
@@ -104,16 +104,8 @@ class _Plain(BaseHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def plain_server() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Plain)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
+def plain_server() -> AbstractContextManager[int]:
+    return http_stand_in(_Plain)
 
 
 def test_a_stale_file_is_cleaned_by_find_engine() -> None:

@@ -10,11 +10,12 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import AbstractContextManager, contextmanager
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from http_helpers import http_stand_in
 from read_helpers import NAMES, PlainEngine
 from serve_helpers import serve_process
 
@@ -39,16 +40,8 @@ class FakeOllama(BaseHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def fake_ollama() -> Iterator[int]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeOllama)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield int(server.server_address[1])
-    finally:
-        server.shutdown()
-        server.server_close()
+def fake_ollama() -> AbstractContextManager[int]:
+    return http_stand_in(FakeOllama)
 
 
 @contextmanager
