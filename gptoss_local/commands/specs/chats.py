@@ -7,21 +7,22 @@ from pathlib import Path
 
 from gptoss_local.commands.arg_types import chat_id
 from gptoss_local.commands.specs.command import Command
-from gptoss_local.commands.specs.shared import json_argument
+from gptoss_local.commands.specs.shared import listing_subcommands
 from gptoss_local.i18n import N_, _
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `chats` and its subcommands `list` (the default) and `export`."""
-    json_argument(parser)
+    actions = listing_subcommands(
+        parser, "chats_command", "{list,export}", _("list the saved chats (the default)")
+    )
     parser.add_argument(
         "--search", metavar="TEXT", help=_("only chats whose title or text has TEXT")
     )
-    actions = parser.add_subparsers(dest="chats_command", metavar="{list,export}")
-    listing = actions.add_parser("list", help=_("list the saved chats (the default)"))
-    # SUPPRESS: without it the subcommand's defaults would overwrite `chats --json`.
-    json_argument(listing, on_subcommand=True)
-    listing.add_argument("--search", metavar="TEXT", default=argparse.SUPPRESS, help=_("filter"))
+    # SUPPRESS: without it the subcommand's default would overwrite `chats --search`.
+    actions.choices["list"].add_argument(
+        "--search", metavar="TEXT", default=argparse.SUPPRESS, help=_("filter")
+    )
     export = actions.add_parser(
         "export",
         help=_("write one chat as Markdown or JSON"),

@@ -6,16 +6,16 @@ import argparse
 from pathlib import Path
 
 from gptoss_local.commands.specs.command import Command
-from gptoss_local.commands.specs.shared import json_argument
+from gptoss_local.commands.specs.shared import listing_subcommands
 from gptoss_local.i18n import N_, _
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `docs` and its subcommands `list` (the default), `add`, `rm`, `reindex`."""
-    json_argument(parser)
-    actions = parser.add_subparsers(dest="docs_command", metavar="{list,add,rm,reindex}")
-    listing = actions.add_parser("list", help=_("list the folders, their files and the index"))
-    json_argument(listing, on_subcommand=True)
+    actions = listing_subcommands(
+        parser, "docs_command", "{list,add,rm,reindex}",
+        _("list the folders, their files and the index"),
+    )  # fmt: skip
     add = actions.add_parser(
         "add",
         help=_("let the browser search these folders (indexed now)"),

@@ -103,6 +103,20 @@ def json_argument(
     )  # fmt: skip
 
 
+def listing_subcommands(
+    parser: argparse.ArgumentParser, dest: str, metavar: str, listing_help: str
+) -> argparse._SubParsersAction:
+    """`--json` and the subcommands of a command whose default is `list` (`docs`, `tools`,
+    `chats`): the subcommand's name goes into `dest` (None for the bare command), and `list`
+    takes `--json` too. Returns the subcommands, to add the others to (`list`'s parser is
+    `.choices["list"]`)."""
+    json_argument(parser)
+    actions = parser.add_subparsers(dest=dest, metavar=metavar)
+    listing = actions.add_parser("list", help=listing_help)
+    json_argument(listing, on_subcommand=True)
+    return actions
+
+
 def quiet_argument(parser: argparse.ArgumentParser) -> None:
     """`--quiet`, `-q`: no progress bar."""
     parser.add_argument("--quiet", "-q", action="store_true", help=_("no progress bar"))

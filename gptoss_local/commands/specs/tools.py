@@ -5,16 +5,15 @@ from __future__ import annotations
 import argparse
 
 from gptoss_local.commands.specs.command import Command
-from gptoss_local.commands.specs.shared import json_argument
+from gptoss_local.commands.specs.shared import json_argument, listing_subcommands
 from gptoss_local.i18n import N_, _
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `tools` and its subcommands `list` (the default) and `call`."""
-    json_argument(parser)
-    actions = parser.add_subparsers(dest="tools_command", metavar="{list,call}")
-    listing = actions.add_parser("list", help=_("list every tool (the default)"))
-    json_argument(listing, on_subcommand=True)
+    actions = listing_subcommands(
+        parser, "tools_command", "{list,call}", _("list every tool (the default)")
+    )
     call = actions.add_parser(
         "call",
         help=_("call one tool directly, to check a set-up"),
