@@ -75,7 +75,15 @@ class RequestReader(ABC):
                 context).
         """
         limits = limits or Limits()
-        body = Body(data)
+        sent = Body(data)
+        shared, defaults = self.translated(sent, defaults, limits)
+        asked = self._read(Body(shared), known_models, defaults, limits)
+        return self.completed(asked, sent, defaults)
+
+    def _read(
+        self, body: Body, known_models: Sequence[str], defaults: GenerationSettings, limits: Limits
+    ) -> ApiRequest:
+        """The request in the shared spelling, read in the shared order."""
         model = fields.model_name(body, known_models)
         fields.refuse_unsupported(body)
         self.refuse(body)
@@ -98,6 +106,19 @@ class RequestReader(ABC):
             carry_reasoning=self.carry_reasoning(body),
             summarise_reasoning=self.summarise_reasoning(body),
         )
+
+    def translated(
+        self, sent: Body, defaults: GenerationSettings, limits: Limits
+    ) -> tuple[dict[str, Any], GenerationSettings]:
+        """The request as `read` reads it, and the defaults it gives: an API that names
+        fields its own way puts them as the shared order names them (refusing first what only
+        it may ask and the server cannot honour)."""
+        return sent.data, defaults
+
+    def completed(self, asked: ApiRequest, sent: Body, defaults: GenerationSettings) -> ApiRequest:
+        """The request read in the shared order, with what only this API asks besides
+        (`sent`: the request as it came)."""
+        return asked
 
     @abstractmethod
     def refuse(self, body: Body) -> None:

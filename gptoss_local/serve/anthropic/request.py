@@ -12,7 +12,6 @@ headers are not read: what a beta adds comes as fields, and those are held to th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,7 +31,7 @@ READ = frozenset({"model", "max_tokens", "messages", "system", "tools", "tool_ch
 # then longer than it asked, never other; the rest change nothing here.
 IGNORED = frozenset({"metadata", "service_tier", "cache_control", "inference_geo", "speed",
                      "context_management"})  # fmt: skip
-# Read by `RequestReader.read` under the names it knows, once put so (`MessagesReader.read`).
+# Read by `RequestReader.read` under the names it knows, once put so (`MessagesReader.translated`).
 PASSED = ("model", "max_tokens", "messages", "system", "tools", "temperature", "top_p", "stream")
 CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 MAX_TOP_K = 1_000_000
@@ -60,24 +59,24 @@ class MessagesReader(RequestReader):
     def __init__(self, counting: bool = False) -> None:
         self.counting = counting
 
-    def read(
-        self,
-        data: Any,
-        known_models: Sequence[str],
-        defaults: GenerationSettings,
-        limits: Limits | None = None,
-    ) -> MessagesRequest:
-        body = Body(data)
-        _refuse_unknown(body)
-        if not self.counting and not body.present("max_tokens"):
+    def translated(
+        self, sent: Body, defaults: GenerationSettings, limits: Limits
+    ) -> tuple[dict[str, Any], GenerationSettings]:
+        _refuse_unknown(sent)
+        if not self.counting and not sent.present("max_tokens"):
             raise bad_request("max_tokens is required", "max_tokens")
-        stops = _stop_sequences(body.data.get("stop_sequences"))
-        put = {key: body.data[key] for key in PASSED if key in body.data}
-        put.update(tool_choice=_choice(body.data.get("tool_choice")), stop=stops or None)
-        put.update(thinking=body.data.get("thinking"), output_config=body.data.get("output_config"))
-        asked = super().read(put, known_models, defaults, limits)
-        settings = replace(asked.request.settings, top_k=_top_k(body, defaults.top_k))
-        _, shown, omitted = thinking.read_thinking(body.data.get("thinking"))
+        data = sent.data
+        stops = _stop_sequences(data.get("stop_sequences"))
+        put = {key: data[key] for key in PASSED if key in data}
+        put.update(tool_choice=_choice(data.get("tool_choice")), stop=stops or None)
+        put.update(thinking=data.get("thinking"), output_config=data.get("output_config"))
+        return put, defaults
+
+    def completed(
+        self, asked: ApiRequest, sent: Body, defaults: GenerationSettings
+    ) -> MessagesRequest:
+        settings = replace(asked.request.settings, top_k=_top_k(sent, defaults.top_k))
+        _, shown, omitted = thinking.read_thinking(sent.data.get("thinking"))
         fields = {**vars(asked), "request": replace(asked.request, settings=settings)}
         return MessagesRequest(**{**fields, "carry_reasoning": shown}, omit_thinking=omitted)
 

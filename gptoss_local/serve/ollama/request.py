@@ -9,7 +9,6 @@ engine holds after the reasoning, and `keep_alive` into seconds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -35,24 +34,18 @@ class OllamaReader(RequestReader):
     max_keys = ("num_predict",)
     kept: tuple[str, ...] = ("model", "think", "format", "logprobs", "top_logprobs")
 
-    def read(
-        self,
-        data: Any,
-        known_models: Sequence[str],
-        defaults: GenerationSettings,
-        limits: Limits | None = None,
-    ) -> ApiRequest:
-        """The request `data` asks for; a 400 `ApiError` names what is wrong."""
-        limits = limits or Limits()
-        body = Body(data)
-        self.refuse_own(body)
-        given = body.data.get("options")
+    def translated(
+        self, sent: Body, defaults: GenerationSettings, limits: Limits
+    ) -> tuple[dict[str, Any], GenerationSettings]:
+        self.refuse_own(sent)
+        data, given = sent.data, sent.data.get("options")
         shared = {key: data[key] for key in self.kept if key in data}
         shared.update(options.mapped(given, limits.context))
         shared["stream"] = True if data.get("stream") is None else data["stream"]
-        defaults = replace(defaults, **options.settings(given))
-        asked = super().read(shared, known_models, defaults, limits)
-        return replace(asked, keep_alive=options.keep_alive(data.get("keep_alive")))
+        return shared, replace(defaults, **options.settings(given))
+
+    def completed(self, asked: ApiRequest, sent: Body, defaults: GenerationSettings) -> ApiRequest:
+        return replace(asked, keep_alive=options.keep_alive(sent.data.get("keep_alive")))
 
     def refuse_own(self, body: Body) -> None:
         """Refuse what only this request may ask and the server cannot honour."""
