@@ -216,3 +216,20 @@ def test_the_resident_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path)
         assert all(r["ttft_s"] > 0 and r["tps"] > 0 and r["cpu_s"] > 0 for r in replies)
     assert [len(found["runs"][kind]) for kind in ("cold", "resident")] == [1, 1]
     assert set(found["ratios"]) == {"ttft", "tps", "reply", "cpu", "run"}
+
+
+def test_the_compaction_benchmark_runs_on_the_cpu(tiny_gguf: Path, tmp_path: Path) -> None:
+    """bench/compaction.py, briefly: a chat grows past a small context and is compacted; the
+    first reply after it evaluates its prompt again, the one after that reuses it."""
+    out = tmp_path / "compaction.txt"
+    done = subprocess.run(
+        [sys.executable, "bench/compaction.py", str(tiny_gguf), "--context", "2048",
+         "--gpu-layers", "0", "--runs", "1", "--reply-tokens", "16", "--turn-repeats", "4",
+         "--out", str(out)],
+        cwd=GPU_BENCH.parent.parent, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    run = json.loads(out.read_text().split("json: ", 1)[1])[0]
+    assert run["summary"]["summary_s"] > 0 and run["summary"]["left_out"] > 0
+    assert run["compacted"]["cached_tokens"] < run["before"]["cached_tokens"]
+    assert run["after"]["cached_tokens"] > run["compacted"]["cached_tokens"]
