@@ -14,6 +14,7 @@ from gptoss_local.conversation import AssistantDraft
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.generation import Generation
+from gptoss_local.urls import OURS_FIELD
 
 
 def new_id(prefix: str) -> str:
@@ -33,10 +34,14 @@ def usage(stats: Stats | None) -> dict[str, Any]:
     }
 
 
-def tool_call_json(call: ToolCall, index: int | None = None) -> dict[str, Any]:
-    """A tool call; `arguments` is the text the model wrote (a JSON object when well formed)."""
-    function = {"name": call.name, "arguments": call.raw or "{}"}
+def tool_call_json(call: ToolCall, index: int | None = None, ours: bool = False) -> dict[str, Any]:
+    """A tool call; `arguments` is the text the model wrote (a JSON object when well formed).
+    To our own client (`ours`) the text as it is (python's code too) and the call's channel,
+    so it makes the very `ToolCall` the engine's parser made."""
+    function = {"name": call.name, "arguments": call.raw if ours else call.raw or "{}"}
     out: dict[str, Any] = {"id": new_id("call_"), "type": "function", "function": function}
+    if ours:
+        out[OURS_FIELD] = {"channel": call.channel}
     return out if index is None else {"index": index, **out}
 
 
@@ -57,7 +62,8 @@ class ChatReply:
         if draft.reasoning:
             message["reasoning_content"] = draft.reasoning
         if draft.calls:
-            message["tool_calls"] = [tool_call_json(call) for call in draft.calls]
+            ours = self.asked.ours
+            message["tool_calls"] = [tool_call_json(call, None, ours) for call in draft.calls]
         finish = generation.finish
         choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
         head = self._head("chat.completion")
@@ -73,7 +79,8 @@ class ChatReply:
             elif isinstance(event, (AnswerDelta, PreambleDelta)):
                 yield self._chunk({"content": event.text})
             elif isinstance(event, ToolCall):
-                yield self._chunk({"tool_calls": [tool_call_json(event, calls)]})
+                call = tool_call_json(event, calls, self.asked.ours)
+                yield self._chunk({"tool_calls": [call]})
                 calls += 1
         yield self._chunk({}, generation.finish)
         if self.asked.include_usage:

@@ -32,6 +32,7 @@ from gptoss_local.backends.base import (
 from gptoss_local.backends.openai.engine_api import OurEngine
 from gptoss_local.backends.openai.http import Endpoint, HttpFailure
 from gptoss_local.backends.openai.messages import chat_body
+from gptoss_local.conversation import CALL_CHANNELS
 from gptoss_local.events import (
     AnswerDelta,
     Event,
@@ -42,6 +43,7 @@ from gptoss_local.events import (
 )
 from gptoss_local.harmony.calls import tool_call
 from gptoss_local.i18n import _
+from gptoss_local.urls import OURS_FIELD
 
 FINISH: dict[str, StopReason] = {"stop": "return", "tool_calls": "call", "length": "length"}
 _TURN_ENDS: dict[str, TurnEndReason] = {"call": "call", "return": "return"}
@@ -64,7 +66,8 @@ class OpenAIClientBackend(ServedElsewhere):
     engine = "openai"
 
     # The server keeps its own prompt cache; the API cannot evaluate without answering. Its
-    # tools are functions: gpt-oss's built-ins have no place in a Chat Completions request.
+    # tools are functions: gpt-oss's built-ins have no place in a Chat Completions request
+    # (our own engine takes them, and namespaces, in a field of ours: `messages.chat_body`).
     # A response format, a tool choice, penalties and logit biases are fields of the request
     # and go to the server, which holds the reply to them (or refuses the request: a server
     # that cannot answers an error, never taken for a reply).
@@ -91,7 +94,8 @@ class OpenAIClientBackend(ServedElsewhere):
         if self.ours is not None:
             state = self.ours.first_state
             self.capabilities = replace(self.capabilities, prefill=state.get("prefill") is True,
-                                        tokenizer=state.get("tokenizer") is True)  # fmt: skip
+                                        tokenizer=state.get("tokenizer") is True,
+                                        builtin_tools=True, namespaces=True)  # fmt: skip
 
     def info(self) -> BackendInfo:
         """The server's model, and where it runs (a shared engine of this machine says so)."""
@@ -112,13 +116,13 @@ class OpenAIClientBackend(ServedElsewhere):
         """Have our engine evaluate the prompt ahead (0 where the server cannot)."""
         if self.ours is None or not self.capabilities.prefill:
             return 0
-        return self.ours.prefill(chat_body(self.model, request), cancel)
+        return self.ours.prefill(self._body(request), cancel)
 
     def count_prompt(self, request: ReplyRequest) -> int:
         """The prompt's tokens by our engine's tokenizer (`capabilities.tokenizer`)."""
         if self.ours is None or not self.capabilities.tokenizer:
             raise no_tokenizer(self.engine)
-        return self.ours.count(chat_body(self.model, request))
+        return self.ours.count(self._body(request))
 
     def tokenize(self, text: str, special: bool = True) -> list[int]:
         """`text` as our engine's token ids (`capabilities.tokenizer`)."""
@@ -133,6 +137,9 @@ class OpenAIClientBackend(ServedElsewhere):
 
     def close(self) -> None:
         """Nothing to free: the model stays loaded on its server."""
+
+    def _body(self, request: ReplyRequest) -> dict[str, Any]:
+        return chat_body(self.model, request, ours=self.ours is not None)
 
     def _models(self) -> list[dict[str, Any]]:
         url = self.endpoint.url
@@ -163,7 +170,7 @@ class OpenAIClientBackend(ServedElsewhere):
             yield TurnEnded("truncated")
             return Stats(stop_reason="cancelled", context_size=self.context)
         reading = _Reading()
-        body = chat_body(self.model, request)
+        body = self._body(request)
         url = self.endpoint.url
         broken: str | None = None
         try:
@@ -224,7 +231,7 @@ class _Reading:
         """The tool calls, once their fragments are complete."""
         for index in sorted(self._calls):
             call = self._calls[index]
-            yield tool_call(call["name"], call["arguments"])
+            yield tool_call(call["name"], call["arguments"], channel=call["channel"])
 
     def stats(self, started: float, reason: StopReason, context: int) -> Stats:
         u = self.usage
@@ -247,8 +254,11 @@ class _Reading:
 
     def _fragment(self, fragment: Any) -> None:
         call = self._calls.setdefault(
-            int(fragment.get("index") or 0), {"name": "", "arguments": ""}
+            int(fragment.get("index") or 0), {"name": "", "arguments": "", "channel": "commentary"}
         )
+        ours = fragment.get(OURS_FIELD)  # our engine says where the model wrote the call
+        if isinstance(ours, dict) and ours.get("channel") in CALL_CHANNELS:
+            call["channel"] = ours["channel"]
         function = fragment.get("function") or {}
         call["name"] += function.get("name") or ""
         arguments = function.get("arguments") or ""
