@@ -9,11 +9,10 @@ The model is the server's: `--model` picks one when it serves several.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
@@ -32,18 +31,13 @@ from gptoss_local.backends.base import (
 from gptoss_local.backends.openai.engine_api import OurEngine
 from gptoss_local.backends.openai.http import Endpoint, HttpFailure
 from gptoss_local.backends.openai.messages import chat_body
-from gptoss_local.conversation import CALL_CHANNELS
+from gptoss_local.backends.openai.reading import Reading
 from gptoss_local.events import (
-    AnswerDelta,
     Event,
-    ReasoningDelta,
-    ToolCall,
     TurnEnded,
     TurnEndReason,
 )
-from gptoss_local.harmony.calls import tool_call
 from gptoss_local.i18n import _
-from gptoss_local.urls import OURS_FIELD
 
 FINISH: dict[str, StopReason] = {"stop": "return", "tool_calls": "call", "length": "length"}
 _TURN_ENDS: dict[str, TurnEndReason] = {"call": "call", "return": "return"}
@@ -169,7 +163,7 @@ class OpenAIClientBackend(ServedElsewhere):
         if cancel is not None and cancel.is_set():
             yield TurnEnded("truncated")
             return Stats(stop_reason="cancelled", context_size=self.context)
-        reading = _Reading()
+        reading = Reading()
         body = self._body(request)
         url = self.endpoint.url
         broken: str | None = None
@@ -192,77 +186,6 @@ class OpenAIClientBackend(ServedElsewhere):
             reason = FINISH.get(reading.finish or "", "return")
         yield TurnEnded(_TURN_ENDS.get(reason, "truncated"))
         return reading.stats(started, reason, self.context)
-
-
-class _Reading:
-    """What the stream has said so far: tool call fragments, usage, the finish reason."""
-
-    def __init__(self) -> None:
-        self.finish: str | None = None
-        self.usage: dict[str, Any] = {}
-        self.first: float | None = None
-        self.last: float | None = None
-        self._calls: dict[int, dict[str, str]] = {}
-
-    def chunk(self, chunk: Any) -> Iterator[Event]:
-        if not isinstance(chunk, dict):
-            return
-        if isinstance(chunk.get("error"), dict | str):
-            message = HttpFailure(500, chunk).message()
-            raise BackendError(
-                _("the server failed mid-reply: {message}").format(message=message),
-                kind="stream_broken",
-            )
-        self.usage = chunk.get("usage") or self.usage
-        for choice in chunk.get("choices") or ():
-            delta = choice.get("delta") or {}
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if reasoning:
-                self._seen()
-                yield ReasoningDelta(reasoning)
-            if delta.get("content"):
-                self._seen()
-                yield AnswerDelta(delta["content"])
-            for fragment in delta.get("tool_calls") or ():
-                self._fragment(fragment)
-            self.finish = choice.get("finish_reason") or self.finish
-
-    def calls(self) -> Iterator[ToolCall]:
-        """The tool calls, once their fragments are complete."""
-        for index in sorted(self._calls):
-            call = self._calls[index]
-            yield tool_call(call["name"], call["arguments"], channel=call["channel"])
-
-    def stats(self, started: float, reason: StopReason, context: int) -> Stats:
-        u = self.usage
-        prompt, generated = int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0)
-        cached = int((u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-        reasoning = int((u.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
-        decode = (self.last - self.first) if self.first and self.last else 0.0
-        return Stats(
-            prompt_tokens=prompt, cached_tokens=cached, evaluated_tokens=prompt - cached,
-            generated_tokens=generated, reasoning_tokens=reasoning,
-            answer_tokens=max(generated - reasoning, 0),
-            ttft_seconds=self.first - started if self.first else None, decode_seconds=decode,
-            decode_tokens_per_second=generated / decode if decode > 0 else None,
-            stop_reason=reason, context_size=context, context_used=prompt + generated,
-        )  # fmt: skip
-
-    def _seen(self) -> None:
-        self.last = time.monotonic()
-        self.first = self.first or self.last
-
-    def _fragment(self, fragment: Any) -> None:
-        call = self._calls.setdefault(
-            int(fragment.get("index") or 0), {"name": "", "arguments": "", "channel": "commentary"}
-        )
-        ours = fragment.get(OURS_FIELD)  # our engine says where the model wrote the call
-        if isinstance(ours, dict) and ours.get("channel") in CALL_CHANNELS:
-            call["channel"] = ours["channel"]
-        function = fragment.get("function") or {}
-        call["name"] += function.get("name") or ""
-        arguments = function.get("arguments") or ""
-        call["arguments"] += arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
 def models_apart(listed: list[dict]) -> list[dict]:
