@@ -96,7 +96,10 @@ class OpenAIClientBackend(ServedElsewhere):
         where = f"server at {self.endpoint.host}"
         if self.ours is not None:
             where = _("shared engine at {host}").format(host=self.endpoint.host)
-        return BackendInfo("openai", self.model, where, self.context, {"server": self.endpoint.url})
+        details = {"server": self.endpoint.url}
+        return BackendInfo(
+            "openai", self.model, where, self.context, details, self.ours is not None
+        )
 
     def waiting_for(self) -> str | None:
         """Whose reply ours waits behind on our engine (`Queued`; None from another server)."""
