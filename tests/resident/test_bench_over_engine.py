@@ -9,9 +9,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from resident_helpers import get_json
+from resident_helpers import get_json, resident_server
 from serve_helpers import serve_process
 
+from gptoss_local import benchmark
+from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.serve.service import ENGINE_PATH
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -49,3 +51,16 @@ def test_bench_refuses_another_model_beside_the_engine(
                              "--generate", "4", "--prompt-tokens", "32")  # fmt: skip
     assert code != 0 and out == ""
     assert "holds tiny, not other" in err and "gptoss-local stop" in err
+
+
+def test_each_run_through_the_engine_evaluates_its_whole_prompt(tiny_gguf: Path) -> None:
+    with resident_server(tiny_gguf, keep_alive=-1) as served:
+        client = OpenAIClientBackend(f"http://127.0.0.1:{served.port}/v1", "tiny")
+        conversation = benchmark.filler_conversation(client, 256)
+        first = benchmark.run_once(client, conversation, 8)
+        again = benchmark.run_once(client, conversation, 8)  # a fresh cache key: no reuse
+        kept = [benchmark.run_once(client, conversation, 8, keep_cache=True) for _ in range(2)]
+    assert first.prompt_tokens == again.prompt_tokens == 256
+    assert again.cached_tokens == 0 and again.evaluated_tokens == 256
+    assert again.generated_tokens == 8 and again.prefill_seconds > 0
+    assert kept[1].cached_tokens > 0  # keeping the cache, a run reuses the prompt before it

@@ -88,6 +88,8 @@ def _asked(request: ReplyRequest) -> dict[str, Any]:
         fields["presence_penalty"] = settings.presence_penalty
     if settings.logit_bias:
         fields["logit_bias"] = {str(token): bias for token, bias in settings.logit_bias}
+    if request.cache_key is not None:  # replies reuse only their own key's cached prompts
+        fields["prompt_cache_key"] = request.cache_key
     return fields
 
 
