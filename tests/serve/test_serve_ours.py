@@ -11,14 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from read_helpers import chat, refused
+from read_helpers import PlainEngine, chat, refused
 
-from gptoss_local.backends.base import Reply, ReplyRequest, Stats
+from gptoss_local.backends.base import GenerationSettings, Reply, ReplyRequest, Stats
+from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.conversation import BuiltinTool, Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.events import Event, ReasoningDelta, ToolCall, TurnEnded
 from gptoss_local.library import Library
 from gptoss_local.serve.browsing import BrowsingStreamer
 from gptoss_local.serve.chat_reply import tool_call_json
+from gptoss_local.serve.guard import Guard
+from gptoss_local.serve.server import make_server
+from gptoss_local.serve.service import Service
 from gptoss_local.urls import OURS_FIELD
 
 PYTHON = {"name": "python", "description": "Runs code."}
@@ -97,3 +101,20 @@ def test_a_browser_the_client_offers_is_not_answered_by_the_servers(tmp_path: Pa
     assert called in events and events[-1] == TurnEnded("call")  # back to the client
     assert len(asked) == 1 and asked[0].conversation.builtin_tools == (mine,)
     assert reply.stats is not None and reply.stats.stop_reason == "call"
+
+
+def test_our_client_offers_built_ins_only_where_the_engine_says_it_shows_them() -> None:
+    """An engine whose model cannot be shown them (or one too old to read our field) does not
+    say so in its state: the client then offers functions only, as to any server."""
+    service = Service(PlainEngine(), ("gpt-oss-20b",), GenerationSettings(), instance="p1")
+    assert service.engine_state()["builtin_tools"] is False
+    server = make_server(service, Guard("127.0.0.1", 0, None))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        client = OpenAIClientBackend(server.url)
+    finally:
+        server.stop()
+        thread.join(10)
+    assert client.ours is not None  # ours, yet its engine shows no built-ins
+    assert not client.capabilities.builtin_tools and not client.capabilities.namespaces

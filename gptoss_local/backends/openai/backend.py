@@ -87,9 +87,14 @@ class OpenAIClientBackend(ServedElsewhere):
         self.ours = OurEngine.found(self.endpoint)
         if self.ours is not None:
             state = self.ours.first_state
-            self.capabilities = replace(self.capabilities, prefill=state.get("prefill") is True,
-                                        tokenizer=state.get("tokenizer") is True,
-                                        builtin_tools=True, namespaces=True)  # fmt: skip
+            # The built-ins and namespaces travel in our field (`chat_body`), to an engine
+            # whose model can be shown them (one that reads the field says so).
+            self.capabilities = replace(
+                self.capabilities, prefill=state.get("prefill") is True,
+                tokenizer=state.get("tokenizer") is True,
+                builtin_tools=state.get("builtin_tools") is True,
+                namespaces=state.get("namespaces") is True,
+            )  # fmt: skip
 
     def info(self) -> BackendInfo:
         """The server's model, and where it runs (a shared engine of this machine says so)."""
