@@ -1,13 +1,16 @@
 """Prefill and decode measurements of the llama.cpp backend, for `gptoss-local bench` and the
 GPU benchmark scripts. Each figure is taken with the cache cleared and end tokens banned, so a
-run always evaluates and generates exactly what was asked."""
+run always evaluates and generates exactly what was asked. Over the machine's engine (a client
+of our `serve`) a run asks with a cache key of its own instead, which no cached prompt has, and
+the figures are the ones the engine measured (`backends.openai.reading`)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, replace
 
-from gptoss_local.backends.base import GenerationSettings, ReplyRequest, Stats
+from gptoss_local.backends.base import Backend, GenerationSettings, ReplyRequest, Stats
 from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
 from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.conversation import Conversation, Message
@@ -19,6 +22,7 @@ SAMPLING = {
     "default": {"temperature": 1.0, "top_p": 1.0},  # gpt-oss's recommended settings
 }
 END_TOKENS = ("<|return|>", "<|call|>", "<|endoftext|>")
+NEVER = -100.0  # the API's logit bias that bans a token
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,7 @@ class Measurement:
     ttft_seconds: float
 
 
-def filler_conversation(backend: LlamaCppBackend, tokens: int) -> Conversation:
+def filler_conversation(backend: Backend, tokens: int) -> Conversation:
     """A one-message conversation whose prompt is `tokens` tokens long (at least the shortest
     possible prompt). Exact lengths matter: llama.cpp evaluates prompts in micro-batches of
     512, and a 2,113-token prompt costs a fifth more than a 2,048-token one."""
@@ -57,7 +61,7 @@ def filler_conversation(backend: LlamaCppBackend, tokens: int) -> Conversation:
 
 
 def run_once(
-    backend: LlamaCppBackend,
+    backend: Backend,
     conversation: Conversation,
     generate: int,
     sampling: str = "greedy",
@@ -65,16 +69,21 @@ def run_once(
     keep_cache: bool = False,
 ) -> Stats:
     """Evaluate the conversation and generate exactly `generate` tokens; returns the stats."""
+    ends = [backend.tokenize(t)[0] for t in END_TOKENS]
+    settings = GenerationSettings(max_tokens=generate, seed=1, **SAMPLING[sampling])  # type: ignore[arg-type]
+    if not isinstance(backend, LlamaCppBackend):  # our engine's client: the API's fields
+        banned = replace(settings, logit_bias=tuple((t, NEVER) for t in sorted(set(ends))))
+        key = None if keep_cache else f"bench-{secrets.token_hex(8)}"
+        return backend.stream(ReplyRequest(conversation, banned, cache_key=key)).drain()[1]
     if not keep_cache:
         backend.cache.clear()
-    ban = tuple((backend.tokenize(t)[0], float("-inf")) for t in END_TOKENS)
-    settings = GenerationSettings(max_tokens=generate, seed=1, **SAMPLING[sampling])  # type: ignore[arg-type]
+    ban = tuple((token, float("-inf")) for token in ends)
     options = LlamaOptions(logit_bias=ban, backend_sampling=backend_sampling)
     return backend.stream(ReplyRequest(conversation, settings), options=options).drain()[1]
 
 
 def measure(
-    backend: LlamaCppBackend,
+    backend: Backend,
     name: str,
     prompt_tokens: int,
     generate: int,
@@ -90,7 +99,9 @@ def measure(
         for _ in range(repeats)
     ]
     best = max(runs, key=lambda s: s.decode_tokens_per_second or 0.0)
-    fastest_prefill = max(s.evaluated_tokens / s.prefill_seconds for s in runs if s.prefill_seconds)
+    # 0 where the engine timed no prefill (one too old to send its own figures)
+    prefills = [s.evaluated_tokens / s.prefill_seconds for s in runs if s.prefill_seconds]
+    fastest_prefill = max(prefills, default=0.0)
     return Measurement(
         name=name,
         prompt_tokens=best.prompt_tokens,

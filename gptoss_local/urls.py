@@ -23,6 +23,10 @@ PREFILL_PATH = "/gptoss-local/prefill"  # POST a chat body: {"evaluated": tokens
 COUNT_PATH = "/gptoss-local/count"  # POST a chat body: {"tokens": the prompt's count}
 TOKENIZE_PATH = "/gptoss-local/tokenize"  # POST {"text", "special"}: {"tokens": [ids]}
 ENGINE_OBJECT = "gptoss-local.engine"  # the `object` an engine's state answers with
+# The field of a chat request, and of its tool calls, that only our engine reads: what Chat
+# Completions cannot carry (the built-in tools, tools in namespaces, the date, each call's
+# channel). Our client sends it only to a server whose state answered as ours.
+OURS_FIELD = "gptoss_local"
 
 
 def has_control_character(text: str) -> bool:

@@ -223,13 +223,15 @@ class Reply(Iterator[Event]):
 
 @dataclass(frozen=True)
 class BackendInfo:
-    """What is loaded and where, for status lines."""
+    """What is loaded and where, for status lines. `shared`: a client of the machine's shared
+    engine (its placement says where; a narrow status bar says only that much)."""
 
     backend: str
     model: str
     placement: str
     context_size: int
     details: dict[str, str] = field(default_factory=dict)
+    shared: bool = False
 
 
 BackendErrorKind = Literal[

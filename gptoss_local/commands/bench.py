@@ -1,4 +1,6 @@
-"""`gptoss-local bench`: prefill and decode speed of the planned model on this machine."""
+"""`gptoss-local bench`: prefill and decode speed of the planned model on this machine, or of
+the machine's engine when it holds that model (`launch.resident.over_engine`: another model
+there is refused as `run` refuses it)."""
 
 from __future__ import annotations
 
@@ -8,15 +10,19 @@ import sys
 from dataclasses import asdict, replace
 
 from gptoss_local import benchmark, config
-from gptoss_local.commands.notes import warn
+from gptoss_local.backends.base import Backend, GenerationSettings, LoadProgress
+from gptoss_local.commands.notes import LoadNotes, note, warn
 from gptoss_local.i18n import _
+from gptoss_local.launch.engines import Ready
 from gptoss_local.launch.prepare import prepare
+from gptoss_local.launch.resident import over_engine
 from gptoss_local.launch.runner import choose_model, load_planned
 from gptoss_local.plan.wishes import wishes_from
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    """Load the planned model and measure; prints a table (or JSON)."""
+    """Load the planned model and measure; prints a table (or JSON). When the machine's engine
+    holds the model, measure through it instead of loading a second copy."""
 
     settings = config.load()
     wishes = replace(wishes_from(args, settings), backend="llamacpp")  # an engine benchmark
@@ -24,28 +30,34 @@ def run_bench(args: argparse.Namespace) -> int:
     prepared = prepare(wishes, settings, warn=warn, make_ready=False)
     catalog, plan = prepared.preparation.catalog, prepared.plan
     choice = choose_model(catalog, prepared.wishes.model_path, plan)
-    backend = load_planned(catalog, choice, plan)
-    on_gpu = plan.gpu_layers != 0
+
+    def load(progress: LoadProgress) -> Backend:
+        return load_planned(catalog, choice, plan, progress)
+
+    local = Ready(choice.spec.name, load, GenerationSettings())
+    ready = over_engine(local, prepared.wishes, False, note, "gptoss-local bench")
+    shared = ready is not local
+    if shared:
+        note(_("measuring through the engine on this machine: it holds the model, so none is "
+               "loaded here"))  # fmt: skip
+    backend = ready.open(LoadNotes())
+    # Sampling on the GPU is an option of a load of our own; the engine samples as it does.
+    on_gpu = plan.gpu_layers != 0 and not shared
     runs = [("greedy", False), ("default", False)] + ([("default", True)] if on_gpu else [])
     results = []
-    with backend:
+    try:
         for sampling, on_backend in runs:
             name = f"{sampling}{', sampled on the GPU' if on_backend else ''}"
-            results.append(
-                benchmark.measure(
-                    backend,
-                    name,
-                    args.prompt_tokens,
-                    args.generate,
-                    sampling,
-                    on_backend,
-                    args.repeats,
-                )
-            )
+            name += ", through the engine" if shared else ""
+            results.append(benchmark.measure(backend, name, args.prompt_tokens, args.generate,
+                                             sampling, on_backend, args.repeats))  # fmt: skip
         info = backend.info()
+    finally:
+        backend.close()
     if args.json:
         doc = {"model": info.model, "placement": info.placement, "context": info.context_size,
-               "plan": plan.to_dict(), "results": [asdict(r) for r in results]}  # fmt: skip
+               "plan": plan.to_dict(), "results": [asdict(r) for r in results],
+               "through_engine": info.details.get("server") if shared else None}  # fmt: skip
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
@@ -59,7 +71,7 @@ def run_bench(args: argparse.Namespace) -> int:
     for r in results:
         print(f"{r.name:34} {r.prompt_tokens:7} {r.prefill_tokens_per_second:12.1f} "
               f"{r.decode_tokens_per_second:11.1f} {r.ttft_seconds:8.3f}")  # fmt: skip
-    if plan.speed:
+    if plan.speed and not shared:  # the engine was planned by its own command line
         best = max(r.decode_tokens_per_second for r in results)
         verdict = (
             _("expected decode: {low:g}–{high:g} t/s ({basis}); this machine is within that range")

@@ -133,16 +133,8 @@ def _answer(
     local = prepare(wishes, settings, warn=warn).ready
     assert local is not None  # made ready: `run` asks nothing first
     background = settings.engine_start == "background"
-    ready = over_engine(
-        local, wishes, background, note, "gptoss-local run"
-    )  # the machine's engine, if it has it
-    if ready is not local and conversation.builtin_tools:
-        raise WishError(
-            _("the engine on this machine holds {model}, but the built-in tools (python, "
-              "browser) do not reach the model through it").format(model=ready.model),
-            _("Leave out --allow-tool python/browser, or end the engine with `gptoss-local "
-              "stop` first."),
-        )  # fmt: skip
+    # The machine's engine, if it has it; the tools still run here, in this process.
+    ready = over_engine(local, wishes, background, note, "gptoss-local run")
     generation = replace(
         ready.generation,
         max_tokens=args.max_tokens,

@@ -4,15 +4,18 @@
 Completions form `{"type": "function", "function": {"name", "description", "parameters"}}` or
 the flat form of the Responses API and of a tools file, `{"name", "description", "parameters"}`.
 The Responses API also groups tools in namespaces (`namespace_tools`) and has freeform tools,
-whose input is raw text (`custom_tool`: Codex's ``apply_patch``).
+whose input is raw text (`custom_tool`: Codex's ``apply_patch``). Our own client writes the
+built-in tools and namespaced functions in these shapes too (`builtin_json`, `namespace_json`),
+for our engine to read back (`builtin_tool`, `namespace_tools`) and render as it would here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from gptoss_local.conversation import TEXT_SYNTAXES, TextInput, Tool
+from gptoss_local.conversation import TEXT_SYNTAXES, BuiltinTool, TextInput, Tool
 from gptoss_local.harmony.render import render_prompt
 from gptoss_local.harmony.schema import check
 
@@ -112,3 +115,44 @@ def _text_input(given: Any) -> TextInput:
     if not isinstance(definition, str) or not definition.strip():
         raise ValueError(f'its {syntax} grammar needs a "definition" (text)')
     return TextInput(syntax, definition)
+
+
+def tool_json(tool: Tool) -> dict[str, Any]:
+    """A function tool in the flat form `function_tool` reads (its namespace left out)."""
+    out: dict[str, Any] = {"type": "function", "name": tool.name, "description": tool.description}
+    if tool.parameters is not None:  # left out, the function takes no arguments
+        out["parameters"] = tool.parameters
+    return out
+
+
+def namespace_json(namespace: str, tools: Sequence[Tool]) -> dict[str, Any]:
+    """The functions of one namespace as the item `namespace_tools` reads (the namespace's
+    description is the first one its tools give, as the renderer takes it)."""
+    described = next((t.namespace_description for t in tools if t.namespace_description), "")
+    return {"type": "namespace", "name": namespace, "description": described,
+            "tools": [tool_json(t) for t in tools]}  # fmt: skip
+
+
+def builtin_json(tool: BuiltinTool) -> dict[str, Any]:
+    """A built-in tool as the JSON `builtin_tool` reads: its name, its description as the
+    system message shows it, and the browser's functions."""
+    return {"name": tool.name, "description": tool.description,
+            "functions": [tool_json(f) for f in tool.functions]}  # fmt: skip
+
+
+def builtin_tool(item: Any, index: int) -> BuiltinTool:
+    """The built-in tool `item` describes (`builtin_json`'s shape; `index`: its place).
+
+    Raises:
+        ValueError: no name or description, a name that is no built-in's, functions for
+            python or none for the browser, or a function `function_tool` refuses.
+    """
+    name = item.get("name") if isinstance(item, dict) else None
+    description = item.get("description") if isinstance(item, dict) else None
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise ValueError(f'built-in tool {index} needs a "name" and a text "description"')
+    functions = item.get("functions") or []
+    if not isinstance(functions, list):
+        raise ValueError(f'built-in tool {name!r}: "functions" must be an array')
+    inside = tuple(function_tool(spec, place) for place, spec in enumerate(functions))
+    return BuiltinTool(name, description, inside)

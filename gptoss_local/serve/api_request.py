@@ -23,6 +23,8 @@ from gptoss_local.serve.choice import tool_choice
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.fields import Body
 from gptoss_local.serve.limits import Limits
+from gptoss_local.serve.ours import Ours
+from gptoss_local.urls import OURS_FIELD
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class ApiRequest:
     # Seconds the model stays loaded once this reply ends (Ollama's `keep_alive`): None the
     # server's default, 0 unload at once, negative until the server stops.
     keep_alive: float | None = None
+    # Our own client asked (`ours`): the reply says on which channel each call was written.
+    ours: bool = False
 
 
 class RequestReader(ABC):
@@ -88,12 +92,15 @@ class RequestReader(ABC):
         fields.refuse_unsupported(body)
         self.refuse(body)
         messages, instructions = self.history(body, limits)
+        ours = self.ours(body) or Ours()
         effort = fields.effort(self.effort(body), self.effort_param, defaults.effort)
         settings = fields.sampling(body, replace(defaults, effort=effort), self.max_keys)
-        tools, choice = tool_choice(body.data.get("tool_choice"), self.tools(body), self.responses)
+        offered = self.tools(body) + ours.tools
+        tools, choice = tool_choice(body.data.get("tool_choice"), offered, self.responses)
         answer_format = self.response_format(body)
-        conversation = checked(Conversation(tuple(messages), instructions, tools), self.param,
-                               limits)  # fmt: skip
+        conversation = Conversation(tuple(messages), instructions, tools, ours.current_date,
+                                    ours.builtin_tools)  # fmt: skip
+        conversation = checked(conversation, self.param, limits)
         include_usage = self.include_usage(body)
         # Both APIs take it; a request reuses only the cached prompts of its own key.
         cache_key = body.text("prompt_cache_key") or None
@@ -105,6 +112,7 @@ class RequestReader(ABC):
             include_usage=include_usage,
             carry_reasoning=self.carry_reasoning(body),
             summarise_reasoning=self.summarise_reasoning(body),
+            ours=body.present(OURS_FIELD),
         )
 
     def translated(
@@ -139,6 +147,10 @@ class RequestReader(ABC):
     @abstractmethod
     def include_usage(self, body: Body) -> bool:
         """Whether a streamed reply ends with the token counts."""
+
+    def ours(self, body: Body) -> Ours | None:
+        """What our own client sends besides (`serve.ours`); None from other clients."""
+        return None
 
     def tools(self, body: Body) -> tuple[Tool, ...]:
         """The tools offered (function tools, in either API's form)."""

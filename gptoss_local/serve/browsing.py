@@ -5,7 +5,8 @@ Each request browses with pages of its own. A turn that ends on browser calls is
 and continued here, its calls and the turn's end kept from the client (which could not run
 them); the reasoning of every turn and the last turn's answer, calls of the client's own
 functions and end pass through. Usage sums the turns' tokens. Without `--browser` nothing
-of this runs: the browser is offered only where the operator asked for it.
+of this runs: the browser is offered only where the operator asked for it. A request of our
+own client that offers its own browser (`serve.ours`) keeps it: its calls go to the client.
 """
 
 from __future__ import annotations
@@ -55,11 +56,15 @@ class BrowsingStreamer:
         return Reply(self._run(request, cancel))
 
     def _run(self, request: ReplyRequest, cancel: threading.Event) -> Generator[Event, None, Stats]:
-        browser = BrowserTool(self.library, self.folders)  # this request's pages
         conversation = request.conversation
-        if all(b.name != BROWSER for b in conversation.builtin_tools):
-            builtins = (*conversation.builtin_tools, browser.builtin)
-            conversation = replace(conversation, builtin_tools=builtins)
+        if any(b.name == BROWSER for b in conversation.builtin_tools):
+            # Our own client offers its browser (over its own library) and runs its calls.
+            reply = self._stream(request, cancel)
+            yield from reply
+            return reply.stats or Stats()
+        browser = BrowserTool(self.library, self.folders)  # this request's pages
+        builtins = (*conversation.builtin_tools, browser.builtin)
+        conversation = replace(conversation, builtin_tools=builtins)
         messages, spent = list(conversation.messages), Stats()
         for answered in range(self.max_calls + 1):
             now = replace(conversation, messages=tuple(messages))

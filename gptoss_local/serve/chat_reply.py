@@ -14,6 +14,7 @@ from gptoss_local.conversation import AssistantDraft
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.generation import Generation
+from gptoss_local.urls import OURS_FIELD
 
 
 def new_id(prefix: str) -> str:
@@ -33,10 +34,27 @@ def usage(stats: Stats | None) -> dict[str, Any]:
     }
 
 
-def tool_call_json(call: ToolCall, index: int | None = None) -> dict[str, Any]:
-    """A tool call; `arguments` is the text the model wrote (a JSON object when well formed)."""
-    function = {"name": call.name, "arguments": call.raw or "{}"}
+# The engine's own figures of a reply, which our client takes over its clock's (`ours`).
+ENGINE_STATS = (
+    "prompt_tokens", "cached_tokens", "evaluated_tokens", "generated_tokens",
+    "prefill_seconds", "decode_seconds", "decode_tokens_per_second", "ttft_seconds",
+)  # fmt: skip
+
+
+def engine_stats(stats: Stats | None) -> dict[str, Any]:
+    """What the engine measured of a reply, for our own client (`bench` over the engine)."""
+    s = stats or Stats()
+    return {name: getattr(s, name) for name in ENGINE_STATS}
+
+
+def tool_call_json(call: ToolCall, index: int | None = None, ours: bool = False) -> dict[str, Any]:
+    """A tool call; `arguments` is the text the model wrote (a JSON object when well formed).
+    To our own client (`ours`) the text as it is (python's code too) and the call's channel,
+    so it makes the very `ToolCall` the engine's parser made."""
+    function = {"name": call.name, "arguments": call.raw if ours else call.raw or "{}"}
     out: dict[str, Any] = {"id": new_id("call_"), "type": "function", "function": function}
+    if ours:
+        out[OURS_FIELD] = {"channel": call.channel}
     return out if index is None else {"index": index, **out}
 
 
@@ -57,11 +75,12 @@ class ChatReply:
         if draft.reasoning:
             message["reasoning_content"] = draft.reasoning
         if draft.calls:
-            message["tool_calls"] = [tool_call_json(call) for call in draft.calls]
+            ours = self.asked.ours
+            message["tool_calls"] = [tool_call_json(call, None, ours) for call in draft.calls]
         finish = generation.finish
         choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
         head = self._head("chat.completion")
-        return {**head, "choices": [choice], "usage": usage(generation.stats)}
+        return {**head, "choices": [choice], **self._usage(generation)}
 
     def pieces(self, events: Iterable[Event], generation: Generation) -> Iterator[dict[str, Any]]:
         """The reply as stream chunks, the last one (with `include_usage`) carrying usage."""
@@ -73,12 +92,20 @@ class ChatReply:
             elif isinstance(event, (AnswerDelta, PreambleDelta)):
                 yield self._chunk({"content": event.text})
             elif isinstance(event, ToolCall):
-                yield self._chunk({"tool_calls": [tool_call_json(event, calls)]})
+                call = tool_call_json(event, calls, self.asked.ours)
+                yield self._chunk({"tool_calls": [call]})
                 calls += 1
         yield self._chunk({}, generation.finish)
         if self.asked.include_usage:
             last = {**self._head("chat.completion.chunk"), "choices": []}
-            yield {**last, "usage": usage(generation.stats)}
+            yield {**last, **self._usage(generation)}
+
+    def _usage(self, generation: Generation) -> dict[str, Any]:
+        """`usage`, and for our own client the engine's figures beside it."""
+        fields: dict[str, Any] = {"usage": usage(generation.stats)}
+        if self.asked.ours:
+            fields[OURS_FIELD] = {"stats": engine_stats(generation.stats)}
+        return fields
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}

@@ -4,7 +4,7 @@ Messages map onto Harmony's: system and developer messages become the instructio
 developer message's `# Instructions`; the system message is the model's own preamble), user
 messages stay, an assistant message brings its `content`, its reasoning (`reasoning_content`,
 or `reasoning` as some servers name it) and its `tool_calls`, and a tool message answers the
-call whose `tool_call_id` it names.
+call whose `tool_call_id` it names. Our own client adds what this API cannot carry (`ours`).
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import json
 from typing import Any
 
 from gptoss_local.backends.base import ResponseFormat
-from gptoss_local.conversation import Message, ToolCallRecord
+from gptoss_local.conversation import Message
 from gptoss_local.serve.api_request import RequestReader
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.fields import Body
 from gptoss_local.serve.formats import chat_format
 from gptoss_local.serve.limits import Limits
+from gptoss_local.serve.ours import Ours, past_call, read_ours
 
 # Content parts that hold text, in either API (reasoning items have their own two kinds).
 TEXT_PARTS = ("text", "input_text", "output_text", "reasoning_text", "summary_text")
@@ -42,6 +43,9 @@ class ChatReader(RequestReader):
         items = body.items("messages")
         limits.check_count(items or [], "messages")  # before reading them one by one
         return _messages(items)
+
+    def ours(self, body: Body) -> Ours | None:
+        return read_ours(body)
 
     def effort(self, body: Body) -> Any:
         reasoning = body.mapping("reasoning") or {}
@@ -92,8 +96,9 @@ def _assistant(item: dict[str, Any], where: str, calls: dict[str, str]) -> Messa
         arguments = function.get("arguments") or "{}"
         if not isinstance(arguments, str):  # some clients send the object itself
             arguments = json.dumps(arguments, ensure_ascii=False)
-        records.append(ToolCallRecord(function["name"], arguments))
-        calls[str(call.get("id"))] = function["name"]
+        record, answered = past_call(call, function["name"], arguments)
+        records.append(record)
+        calls[str(call.get("id"))] = answered
     content = item.get("content")
     text = "" if content is None else text_of(content, where)
     return Message("assistant", text, reasoning=reasoning, tool_calls=tuple(records))

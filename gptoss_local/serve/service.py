@@ -209,7 +209,8 @@ class Service:
         return {"object": ENGINE_OBJECT, "instance": self.instance,
                 "model": self.names[0], "names": list(self.names), "engine": info.backend,
                 "context": self._context, "prefill": capabilities.prefill,
-                "tokenizer": capabilities.tokenizer, **state}  # fmt: skip
+                "tokenizer": capabilities.tokenizer, "builtin_tools": capabilities.builtin_tools,
+                "namespaces": capabilities.namespaces, **state}  # fmt: skip
 
     def _model(self, name: str) -> dict[str, Any]:
         model = {"id": name, "object": "model", "created": self._created,

@@ -74,6 +74,12 @@ def _pack(texts: list[str], width: int) -> list[str]:
     return packed
 
 
+def _placement(info: BackendInfo) -> Fact:
+    """Where the model runs; a shared engine's address is left out of the short form, so that
+    the bar of a chat over the engine keeps to one line of 80 columns where a local one does."""
+    return Fact(info.placement, _("shared engine") if info.shared else info.placement, 6)
+
+
 class StatusBar(Widget):
     """One line of facts about the model and the last reply (two on a narrow terminal).
 
@@ -174,11 +180,11 @@ class StatusBar(Widget):
         effort = _("effort {effort}").format(effort=effort_word(self.effort))
         facts.append(Fact(effort, effort, 7))
         if info is not None:
-            facts.append(Fact(info.placement, info.placement, 6))
+            facts.append(_placement(info))
         if self.vram is not None:  # also while loading: the user sees the model arrive
             facts.append(Fact(self.vram.text(), self.vram.short(), 4))
-        if info is not None:
-            facts.append(Fact(info.backend, info.backend, 5))
+        if info is not None:  # a shared engine's client says where it is, not how it talks
+            facts.append(Fact(info.backend, "" if info.shared else info.backend, 5))
         if self.note:
             facts.append(Fact(self.note, self.note, 2))
         return facts

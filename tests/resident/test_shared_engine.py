@@ -52,6 +52,24 @@ def test_run_answers_through_the_engine_with_one_copy_loaded(
         assert "POST /v1/chat/completions 200" in served.log()
 
 
+def test_run_offers_python_through_the_engine_and_runs_it_here(
+    tiny_gguf: Path, isolated_home: Path, cli: Cli
+) -> None:
+    with serve_process(tiny_gguf, isolated_home) as served:
+        code, out, err = cli("run", "--model-path", str(tiny_gguf), "--allow-tool", "python",
+                             "--max-tokens", "4", "--json", "hi")  # fmt: skip
+        plain = cli("run", "--model-path", str(tiny_gguf), "--max-tokens", "4", "--json", "hi")
+        state = get_json(served.port, ENGINE_PATH)
+        log = served.log()
+    assert code == 0, err
+    assert "using the engine at" in err and "do not reach the model" not in err
+    done, without = json.loads(out.splitlines()[-1]), json.loads(plain[1].splitlines()[-1])
+    assert done["type"] == without["type"] == "done"
+    # The engine's prompt held the python tool (its description), the plain one did not.
+    assert done["stats"]["prompt_tokens"] > without["stats"]["prompt_tokens"] + 50
+    assert "POST /v1/chat/completions 200" in log and state["loads"] == 1  # no second copy
+
+
 def test_another_model_is_refused_not_loaded_beside(
     tiny_gguf: Path, isolated_home: Path, cli: Cli, tmp_path: Path
 ) -> None:

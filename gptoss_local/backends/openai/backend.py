@@ -9,11 +9,10 @@ The model is the server's: `--model` picks one when it serves several.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
@@ -32,15 +31,12 @@ from gptoss_local.backends.base import (
 from gptoss_local.backends.openai.engine_api import OurEngine
 from gptoss_local.backends.openai.http import Endpoint, HttpFailure
 from gptoss_local.backends.openai.messages import chat_body
+from gptoss_local.backends.openai.reading import Reading
 from gptoss_local.events import (
-    AnswerDelta,
     Event,
-    ReasoningDelta,
-    ToolCall,
     TurnEnded,
     TurnEndReason,
 )
-from gptoss_local.harmony.calls import tool_call
 from gptoss_local.i18n import _
 
 FINISH: dict[str, StopReason] = {"stop": "return", "tool_calls": "call", "length": "length"}
@@ -64,7 +60,8 @@ class OpenAIClientBackend(ServedElsewhere):
     engine = "openai"
 
     # The server keeps its own prompt cache; the API cannot evaluate without answering. Its
-    # tools are functions: gpt-oss's built-ins have no place in a Chat Completions request.
+    # tools are functions: gpt-oss's built-ins have no place in a Chat Completions request
+    # (our own engine takes them, and namespaces, in a field of ours: `messages.chat_body`).
     # A response format, a tool choice, penalties and logit biases are fields of the request
     # and go to the server, which holds the reply to them (or refuses the request: a server
     # that cannot answers an error, never taken for a reply).
@@ -90,15 +87,24 @@ class OpenAIClientBackend(ServedElsewhere):
         self.ours = OurEngine.found(self.endpoint)
         if self.ours is not None:
             state = self.ours.first_state
-            self.capabilities = replace(self.capabilities, prefill=state.get("prefill") is True,
-                                        tokenizer=state.get("tokenizer") is True)  # fmt: skip
+            # The built-ins and namespaces travel in our field (`chat_body`), to an engine
+            # whose model can be shown them (one that reads the field says so).
+            self.capabilities = replace(
+                self.capabilities, prefill=state.get("prefill") is True,
+                tokenizer=state.get("tokenizer") is True,
+                builtin_tools=state.get("builtin_tools") is True,
+                namespaces=state.get("namespaces") is True,
+            )  # fmt: skip
 
     def info(self) -> BackendInfo:
         """The server's model, and where it runs (a shared engine of this machine says so)."""
         where = f"server at {self.endpoint.host}"
         if self.ours is not None:
             where = _("shared engine at {host}").format(host=self.endpoint.host)
-        return BackendInfo("openai", self.model, where, self.context, {"server": self.endpoint.url})
+        details = {"server": self.endpoint.url}
+        return BackendInfo(
+            "openai", self.model, where, self.context, details, self.ours is not None
+        )
 
     def waiting_for(self) -> str | None:
         """Whose reply ours waits behind on our engine (`Queued`; None from another server)."""
@@ -112,13 +118,13 @@ class OpenAIClientBackend(ServedElsewhere):
         """Have our engine evaluate the prompt ahead (0 where the server cannot)."""
         if self.ours is None or not self.capabilities.prefill:
             return 0
-        return self.ours.prefill(chat_body(self.model, request), cancel)
+        return self.ours.prefill(self._body(request), cancel)
 
     def count_prompt(self, request: ReplyRequest) -> int:
         """The prompt's tokens by our engine's tokenizer (`capabilities.tokenizer`)."""
         if self.ours is None or not self.capabilities.tokenizer:
             raise no_tokenizer(self.engine)
-        return self.ours.count(chat_body(self.model, request))
+        return self.ours.count(self._body(request))
 
     def tokenize(self, text: str, special: bool = True) -> list[int]:
         """`text` as our engine's token ids (`capabilities.tokenizer`)."""
@@ -133,6 +139,9 @@ class OpenAIClientBackend(ServedElsewhere):
 
     def close(self) -> None:
         """Nothing to free: the model stays loaded on its server."""
+
+    def _body(self, request: ReplyRequest) -> dict[str, Any]:
+        return chat_body(self.model, request, ours=self.ours is not None)
 
     def _models(self) -> list[dict[str, Any]]:
         url = self.endpoint.url
@@ -162,8 +171,8 @@ class OpenAIClientBackend(ServedElsewhere):
         if cancel is not None and cancel.is_set():
             yield TurnEnded("truncated")
             return Stats(stop_reason="cancelled", context_size=self.context)
-        reading = _Reading()
-        body = chat_body(self.model, request)
+        reading = Reading()
+        body = self._body(request)
         url = self.endpoint.url
         broken: str | None = None
         try:
@@ -185,74 +194,6 @@ class OpenAIClientBackend(ServedElsewhere):
             reason = FINISH.get(reading.finish or "", "return")
         yield TurnEnded(_TURN_ENDS.get(reason, "truncated"))
         return reading.stats(started, reason, self.context)
-
-
-class _Reading:
-    """What the stream has said so far: tool call fragments, usage, the finish reason."""
-
-    def __init__(self) -> None:
-        self.finish: str | None = None
-        self.usage: dict[str, Any] = {}
-        self.first: float | None = None
-        self.last: float | None = None
-        self._calls: dict[int, dict[str, str]] = {}
-
-    def chunk(self, chunk: Any) -> Iterator[Event]:
-        if not isinstance(chunk, dict):
-            return
-        if isinstance(chunk.get("error"), dict | str):
-            message = HttpFailure(500, chunk).message()
-            raise BackendError(
-                _("the server failed mid-reply: {message}").format(message=message),
-                kind="stream_broken",
-            )
-        self.usage = chunk.get("usage") or self.usage
-        for choice in chunk.get("choices") or ():
-            delta = choice.get("delta") or {}
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if reasoning:
-                self._seen()
-                yield ReasoningDelta(reasoning)
-            if delta.get("content"):
-                self._seen()
-                yield AnswerDelta(delta["content"])
-            for fragment in delta.get("tool_calls") or ():
-                self._fragment(fragment)
-            self.finish = choice.get("finish_reason") or self.finish
-
-    def calls(self) -> Iterator[ToolCall]:
-        """The tool calls, once their fragments are complete."""
-        for index in sorted(self._calls):
-            call = self._calls[index]
-            yield tool_call(call["name"], call["arguments"])
-
-    def stats(self, started: float, reason: StopReason, context: int) -> Stats:
-        u = self.usage
-        prompt, generated = int(u.get("prompt_tokens") or 0), int(u.get("completion_tokens") or 0)
-        cached = int((u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-        reasoning = int((u.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
-        decode = (self.last - self.first) if self.first and self.last else 0.0
-        return Stats(
-            prompt_tokens=prompt, cached_tokens=cached, evaluated_tokens=prompt - cached,
-            generated_tokens=generated, reasoning_tokens=reasoning,
-            answer_tokens=max(generated - reasoning, 0),
-            ttft_seconds=self.first - started if self.first else None, decode_seconds=decode,
-            decode_tokens_per_second=generated / decode if decode > 0 else None,
-            stop_reason=reason, context_size=context, context_used=prompt + generated,
-        )  # fmt: skip
-
-    def _seen(self) -> None:
-        self.last = time.monotonic()
-        self.first = self.first or self.last
-
-    def _fragment(self, fragment: Any) -> None:
-        call = self._calls.setdefault(
-            int(fragment.get("index") or 0), {"name": "", "arguments": ""}
-        )
-        function = fragment.get("function") or {}
-        call["name"] += function.get("name") or ""
-        arguments = function.get("arguments") or ""
-        call["arguments"] += arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
 def models_apart(listed: list[dict]) -> list[dict]:

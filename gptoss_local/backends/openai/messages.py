@@ -5,6 +5,11 @@ The server renders the Harmony prompt itself. Instructions go first as a system 
 gpt-oss servers put into the developer message); each past tool call gets an id, and the tool
 result that answers it names that id. Reasoning is sent back only on the assistant messages of
 the tool chain in progress (`reasoning_content`), the one place Harmony keeps it.
+
+To our own engine (`ours`) the request also carries what Chat Completions cannot, in the field
+only our engine reads (`urls.OURS_FIELD`): the built-in tools, tools of other namespaces, the
+conversation's date, and each past call's recipient, channel and arguments as recorded, so the
+engine renders the prompt exactly as this process would.
 """
 
 from __future__ import annotations
@@ -13,16 +18,19 @@ import json
 from typing import Any
 
 from gptoss_local.backends.base import ReplyRequest, ResponseFormat
-from gptoss_local.conversation import Message, Tool
+from gptoss_local.conversation import FUNCTIONS, Conversation, Message, Tool, ToolCallRecord
+from gptoss_local.harmony.tools import builtin_json, namespace_json
+from gptoss_local.urls import OURS_FIELD
 
 
-def chat_body(model: str, request: ReplyRequest) -> dict[str, Any]:
-    """The JSON of a streamed chat completion request."""
+def chat_body(model: str, request: ReplyRequest, ours: bool = False) -> dict[str, Any]:
+    """The JSON of a streamed chat completion request (`ours`: to our own engine, with
+    `OURS_FIELD`)."""
     conversation, settings = request.conversation, request.settings
     messages: list[dict[str, Any]] = []
     if conversation.instructions:
         messages.append({"role": "system", "content": conversation.instructions})
-    messages += _messages(list(conversation.messages))
+    messages += _messages(list(conversation.messages), ours)
     body: dict[str, Any] = {
         "model": model,
         "messages": messages,
@@ -32,8 +40,9 @@ def chat_body(model: str, request: ReplyRequest) -> dict[str, Any]:
         "temperature": settings.temperature,
         "top_p": settings.top_p,
     }
-    if conversation.tools:
-        body["tools"] = [_tool(t) for t in conversation.tools]
+    functions = [_tool(t) for t in conversation.tools if t.namespace == FUNCTIONS or not ours]
+    if functions:
+        body["tools"] = functions
     if settings.max_tokens is not None:
         body["max_tokens"] = settings.max_tokens
     if settings.seed is not None:
@@ -43,7 +52,22 @@ def chat_body(model: str, request: ReplyRequest) -> dict[str, Any]:
     if settings.min_p:
         body["min_p"] = settings.min_p
     body.update(_asked(request))
+    if ours:
+        body[OURS_FIELD] = _ours(conversation)
     return body
+
+
+def _ours(conversation: Conversation) -> dict[str, Any]:
+    """What only our engine reads: the built-ins, the tools outside `functions`, the date."""
+    spaces = sorted({t.namespace for t in conversation.tools} - {FUNCTIONS})
+    fields: dict[str, Any] = {
+        "builtin_tools": [builtin_json(b) for b in conversation.builtin_tools],
+        "tools": [namespace_json(space, [t for t in conversation.tools if t.namespace == space])
+                  for space in spaces],
+    }  # fmt: skip
+    if conversation.current_date is not None:
+        fields["current_date"] = conversation.current_date.isoformat()
+    return fields
 
 
 def _asked(request: ReplyRequest) -> dict[str, Any]:
@@ -64,6 +88,8 @@ def _asked(request: ReplyRequest) -> dict[str, Any]:
         fields["presence_penalty"] = settings.presence_penalty
     if settings.logit_bias:
         fields["logit_bias"] = {str(token): bias for token, bias in settings.logit_bias}
+    if request.cache_key is not None:  # replies reuse only their own key's cached prompts
+        fields["prompt_cache_key"] = request.cache_key
     return fields
 
 
@@ -76,7 +102,7 @@ def response_format(asked: ResponseFormat) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": schema}
 
 
-def _messages(history: list[Message]) -> list[dict[str, Any]]:
+def _messages(history: list[Message], ours: bool) -> list[dict[str, Any]]:
     last_user = max((i for i, m in enumerate(history) if m.role == "user"), default=-1)
     out: list[dict[str, Any]] = []
     unanswered: list[tuple[str, str]] = []  # (id, name) of calls still without a result
@@ -90,15 +116,24 @@ def _messages(history: list[Message]) -> list[dict[str, Any]]:
             if message.tool_calls:
                 calls = [(f"call_{len(out)}_{n}", c) for n, c in enumerate(message.tool_calls)]
                 unanswered += [(ident, call.name) for ident, call in calls]
-                entry["tool_calls"] = [
-                    {"id": ident, "type": "function",
-                     "function": {"name": call.name, "arguments": _arguments(call.arguments)}}
-                    for ident, call in calls
-                ]  # fmt: skip
+                entry["tool_calls"] = [_call(ident, call, ours) for ident, call in calls]
                 entry["content"] = message.content or None
                 if index > last_user and message.reasoning:
                     entry["reasoning_content"] = message.reasoning
             out.append(entry)
+    return out
+
+
+def _call(ident: str, call: ToolCallRecord, ours: bool) -> dict[str, Any]:
+    """A past call; to our engine with its recipient (``browser.search``), its channel and its
+    arguments as recorded (python's code is no JSON text)."""
+    name = call.name
+    if ours and call.namespace != FUNCTIONS:
+        name = f"{call.namespace}.{call.name}"
+    function = {"name": name, "arguments": _arguments(call.arguments)}
+    out: dict[str, Any] = {"id": ident, "type": "function", "function": function}
+    if ours:
+        out[OURS_FIELD] = {"channel": call.channel, "arguments": call.arguments}
     return out
 
 
