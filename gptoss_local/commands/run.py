@@ -37,6 +37,7 @@ from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, Tool
 from gptoss_local.harmony import render_prompt
 from gptoss_local.harmony.tools import function_tool
 from gptoss_local.i18n import _
+from gptoss_local.launch.engine_switch import ask_on_terminal
 from gptoss_local.launch.prepare import prepare
 from gptoss_local.launch.resident import over_engine
 from gptoss_local.plan.wishes import Wishes, wishes_from
@@ -133,9 +134,8 @@ def _answer(
     local = prepare(wishes, settings, warn=warn).ready
     assert local is not None  # made ready: `run` asks nothing first
     background = settings.engine_start == "background"
-    ready = over_engine(
-        local, wishes, background, note, "gptoss-local run"
-    )  # the machine's engine, if it has it
+    ask = ask_on_terminal(args.switch)  # the machine's engine, if it has (or takes) the model
+    ready = over_engine(local, wishes, background, note, "gptoss-local run", ask)
     if ready is not local and conversation.builtin_tools:
         raise WishError(
             _("the engine on this machine holds {model}, but the built-in tools (python, "

@@ -5,8 +5,14 @@ the model lists follow; never while a reply runs (409 naming who), one switch at
 from __future__ import annotations
 
 import argparse
+import os
+import pty
+import select
 import shutil
+import subprocess
+import sys
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +28,8 @@ from gptoss_local.serve.find_engine import find_engine
 from gptoss_local.serve.runtime_file import read_record
 from gptoss_local.serve.switch import Choice
 from gptoss_local.urls import ENGINE_PATH, SWITCH_PATH
+
+Cli = Callable[..., tuple[int, str, str]]
 
 
 def _copy(tiny_gguf: Path, folder: Path, name: str) -> Path:
@@ -150,3 +158,75 @@ def test_of_two_switches_at_once_one_wins_and_the_other_is_told(
         state = served.state()
         assert state["model"] == "first" and state["switching"] is None
         assert served.resident.loads == 2 and state["loaded"] is True
+
+
+def test_run_switch_answers_through_the_engine_switched_to_its_model(
+    tiny_gguf: Path, isolated_home: Path, tmp_path: Path, cli: Cli
+) -> None:
+    other = _copy(tiny_gguf, tmp_path, "other")
+    with serve_process(tiny_gguf, isolated_home, "--api-key", "k3y") as served:
+        code, _out, err = cli("run", "--model-path", str(other), "--switch", "--max-tokens",
+                             "4", "hi")  # fmt: skip
+        assert code == 0, err
+        assert "switching the engine to other" in err and "using the engine at" in err
+        state = get_json(served.port, ENGINE_PATH, "k3y")
+        assert state["model"] == "other" and state["loads"] == 2  # no copy in `run` itself
+        record = read_record()
+        assert record is not None and record.model == "other"
+        assert "POST /gptoss-local/engine/switch 200" in served.log()
+
+
+def test_run_without_a_terminal_refuses_and_names_the_flag(
+    tiny_gguf: Path, isolated_home: Path, tmp_path: Path, cli: Cli
+) -> None:
+    other = _copy(tiny_gguf, tmp_path, "other")
+    with serve_process(tiny_gguf, isolated_home) as served:
+        code, out, err = cli("run", "--model-path", str(other), "--max-tokens", "4", "hi")
+        assert code != 0 and out == ""
+        assert "holds tiny, not other" in err and "--switch" in err
+        state = get_json(served.port, ENGINE_PATH)
+        assert state["model"] == "tiny" and state["loads"] == 1
+
+
+def test_run_on_a_terminal_asks_before_it_switches(
+    tiny_gguf: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    other = _copy(tiny_gguf, tmp_path, "other")
+    with serve_process(tiny_gguf, isolated_home) as served:
+        said, code = _on_a_terminal(isolated_home, ["--model-path", str(other)], "n")
+        assert "holds tiny" in said and "Switch the engine to other? [y/N]" in said
+        assert code != 0 and get_json(served.port, ENGINE_PATH)["model"] == "tiny"
+        said, code = _on_a_terminal(isolated_home, ["--model-path", str(other)], "y")
+        assert code == 0, said
+        assert get_json(served.port, ENGINE_PATH)["model"] == "other"
+
+
+def _on_a_terminal(home: Path, flags: list[str], answer: str) -> tuple[str, int]:
+    """`run` with its stdin and stderr on a terminal (a pty), answering the question with
+    `answer`; what the terminal showed, and the exit code."""
+    leader, follower = pty.openpty()
+    command = [sys.executable, "-m", "gptoss_local", "run", *flags, "--max-tokens", "4", "hi"]
+    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(home)}
+    process = subprocess.Popen(command, env=env, stdin=follower, stderr=follower,
+                               stdout=subprocess.DEVNULL)  # fmt: skip
+    os.close(follower)
+    shown, answered = b"", False
+    try:
+        while True:
+            ready, _w, _x = select.select([leader], [], [], 120)
+            assert ready, "run said nothing on its terminal"
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal closed: run ended
+                break
+            if not chunk:
+                break
+            shown += chunk
+            if not answered and b"[y/N]" in shown:
+                os.write(leader, answer.encode() + b"\n")
+                answered = True
+        return shown.decode(errors="replace"), process.wait(120)
+    finally:
+        os.close(leader)
+        if process.poll() is None:
+            process.kill()
