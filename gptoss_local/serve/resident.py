@@ -27,15 +27,18 @@ from gptoss_local.backends.base import Backend, BackendInfo, Capabilities, Reply
 from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.keep_alive import DEFAULT_KEEP_ALIVE
 
+GIVE_WAY_SECONDS = 10.0  # a cancelled prefill stops within one batch of the prompt
+
 
 @dataclass
 class Holder:
-    """One request holding the model: the client's name, since when, and whether it runs yet
-    (else it waits its turn)."""
+    """One request holding the model: the client's name, since when, whether it runs yet
+    (else it waits its turn), and how to stop it when it is work nobody waits for."""
 
     client: str
     since: float = field(default_factory=time.time)
     running: bool = False
+    gives_way: threading.Event | None = None  # set to stop it for a switch (a prefill)
 
 
 class ResidentBackend:
@@ -65,6 +68,7 @@ class ResidentBackend:
         self._opener, self.default_keep_alive = opener, keep_alive
         self._memory = dict(memory or {})
         self._lock = threading.RLock()  # the backend, the holders, the timer (never a load)
+        self._released = threading.Condition(self._lock)  # a holder let go
         self._load_lock = threading.Lock()  # one load at a time; `state()` answers meanwhile
         self._loading = False
         self._backend: Backend | None = None
@@ -114,7 +118,8 @@ class ResidentBackend:
         finally:
             with self._lock:
                 del self._holders[ticket]
-                if not self._holders:
+                self._released.notify_all()
+                if not self._holders and self._switching is None:
                     self._arm()
 
     def preload(self, keep_alive: float | None = None, client: str = "") -> None:
@@ -173,6 +178,13 @@ class ResidentBackend:
             self._refuse_swap()
             self._switching = target
             self._disarm()
+            for holder in self._holders.values():
+                assert holder.gives_way is not None  # `_refuse_swap` let only those through
+                holder.gives_way.set()
+            if not self._released.wait_for(lambda: not self._holders, GIVE_WAY_SECONDS):
+                self._switching = None
+                raise ApiError(409, "A prefill did not stop in time for the switch: try "
+                               "again.", "model_in_use")  # fmt: skip
         try:
             with self._load_lock:  # after a load already under way, never beside it
                 with self._lock:
@@ -193,13 +205,14 @@ class ResidentBackend:
                     self._arm()
 
     def _refuse_swap(self) -> None:
-        """Refuse a switch while the model is used or another switch runs (lock held)."""
+        """Refuse a switch while the model is used or another switch runs (lock held); a
+        prefill is no use: it gives way."""
         if self._switching is not None:
             raise ApiError(409, f"The engine is already switching to {self._switching}: ask "
                            "again once it has.", "switch_in_progress")  # fmt: skip
-        if self._holders:
-            users = ", ".join(f"{h.client or 'a client'} ({'running' if h.running else 'waiting'})"
-                              for h in self._holders.values())  # fmt: skip
+        users = ", ".join(f"{h.client or 'a client'} ({'running' if h.running else 'waiting'})"
+                          for h in self._holders.values() if h.gives_way is None)  # fmt: skip
+        if users:
             raise ApiError(409, f"The engine's model is in use by {users}: it switches only "
                            "when no reply runs or waits. Try again once they are done.",
                            "model_in_use")  # fmt: skip
