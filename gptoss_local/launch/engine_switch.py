@@ -11,11 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gptoss_local.backends.openai.http import Endpoint, HttpFailure
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
-from gptoss_local.serve.find_engine import Engine, find_engine
-from gptoss_local.urls import SWITCH_PATH
+from gptoss_local.serve.find_engine import Engine, SwitchRefused, ask_switch, find_engine
 
 Ask = Callable[[Engine, str], bool]  # whether to switch the engine to the model named
 SWITCH_SECONDS = 900.0  # the engine loads the other model before it answers
@@ -73,7 +71,7 @@ def switch_body(model: str, model_path: Path | None) -> dict[str, str]:
     return {"model": model}
 
 
-def switch_engine(found: Engine, body: dict[str, str], client: str) -> Engine:
+def switch_engine(found: Engine, body: dict[str, str]) -> Engine:
     """Have the engine load the model `body` names instead of its own; the engine found
     again, holding it.
 
@@ -81,12 +79,11 @@ def switch_engine(found: Engine, body: dict[str, str], client: str) -> Engine:
         WishError: the engine refused (its model in use, another switch, an unknown model) or
             failed, in its own words; or it is gone.
     """
-    endpoint = Endpoint(found.url, found.record.key, client)
     try:
-        endpoint.call("POST", SWITCH_PATH, body, timeout=SWITCH_SECONDS)
-    except HttpFailure as exc:
+        ask_switch(found.record, body, SWITCH_SECONDS)
+    except SwitchRefused as exc:
         raise WishError(
-            _("the engine did not switch: {reason}").format(reason=exc.message()),
+            _("the engine did not switch: {reason}").format(reason=exc.message),
             _("Try again once it is free, or end it with `gptoss-local stop`.")
             if exc.status == 409 else None,
         ) from None  # fmt: skip

@@ -73,7 +73,7 @@ def over_engine(
         if switch is None or not switch(found, ready.model):
             raise OtherModel(found, ready.model, switch is not None)
         notice(_("switching the engine to {model}").format(model=ready.model))
-        found = switch_engine(found, switch_body(ready.model, ready.path), client)
+        found = switch_engine(found, switch_body(ready.model, ready.path))
     return through(ready, found, client)
 
 
@@ -116,7 +116,7 @@ def switching(ready: Ready, found: Engine, client: str) -> Ready:
     def open_switched(progress: LoadProgress) -> Backend:
         progress(0.0, _("switching the engine to {model}").format(model=ready.model))
         body = switch_body(ready.model, ready.path)
-        return through(ready, switch_engine(found, body, client), client).open(progress)
+        return through(ready, switch_engine(found, body), client).open(progress)
 
     return replace(ready, open=open_switched)
 
