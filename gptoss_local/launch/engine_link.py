@@ -10,10 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gptoss_local.backends.base import Backend, LoadProgress
-from gptoss_local.launch.engine_switch import question
-from gptoss_local.launch.engines import Ready
-from gptoss_local.launch.resident import OtherModel, over_engine, switching
+from gptoss_local.launch.engine_switch import Ask, question
+from gptoss_local.launch.engines import Opener, Ready
+from gptoss_local.launch.resident import OtherModel, over_engine
 from gptoss_local.plan.wishes import Wishes
+from gptoss_local.serve.find_engine import Engine
 
 
 def _quiet(_text: str) -> None:
@@ -64,13 +65,28 @@ class EngineLink:
         try:
             found = over_engine(ready, self.wishes, self.background, self.notice, self.client)
         except OtherModel as exc:
-            switched = switching(ready, exc.found, self.client)
+            switched = replace(ready, open=self._reopen(ready, agreed=True))
             return Offer(question(exc.found, exc.wanted), switched, exc)
         if found is ready:
             return ready
+        return replace(found, open=self._reopen(ready, agreed=False))
+
+    def _reopen(self, ready: Ready, agreed: bool) -> Opener:
+        """Opens `ready` through the engine as it is at each open (after a crash: a new one,
+        or a copy here); `agreed`: the user said to switch the engine to it (it is switched
+        again should it hold another model by then), else another model there is refused."""
         wishes, background, client = self.wishes, self.background, self.client
+        ask: Ask | None = _yes if agreed else None
 
-        def reopen(progress: LoadProgress) -> Backend:  # the engine found again, as it is now
-            return over_engine(ready, wishes, background, _quiet, client).open(progress)
+        def reopen(progress: LoadProgress) -> Backend:
+            def notice(text: str) -> None:
+                progress(0.0, text)
 
-        return replace(found, open=reopen)
+            return over_engine(ready, wishes, background, notice, client, ask).open(progress)
+
+        return reopen
+
+
+def _yes(_found: Engine, _wanted: str) -> bool:
+    """The user agreed already (in the app's dialog)."""
+    return True

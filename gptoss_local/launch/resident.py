@@ -109,18 +109,6 @@ class OtherModel(WishError):
         self.found, self.wanted = found, wanted
 
 
-def switching(ready: Ready, found: Engine, client: str) -> Ready:
-    """`ready`, whose opening switches the engine `found` to its model first (the chat, once
-    the user said so), then opens a client of it."""
-
-    def open_switched(progress: LoadProgress) -> Backend:
-        progress(0.0, _("switching the engine to {model}").format(model=ready.model))
-        body = switch_body(ready.model, ready.path)
-        return through(ready, switch_engine(found, body), client).open(progress)
-
-    return replace(ready, open=open_switched)
-
-
 def shape_before_load(ready: Ready, wishes: Wishes, plan: Plan) -> tuple[BackendInfo, Capabilities]:
     """What a model that is not loaded yet will be (`serve --load on-demand`): its name and
     context from the plan, and the capabilities its engine gives a load of `wishes.parallel`

@@ -9,8 +9,9 @@ Ollama's does). What it holds and for whom, `state()` tells (`GET /gptoss-local/
 
 `swap` lets the model go and loads another in its place (`POST /gptoss-local/engine/switch`):
 only while no request holds it (it never waits: a reply would hold the switch, and everyone
-behind it, for as long as it streams), one switch at a time, and a request that comes during
-a switch is answered 503 (try again shortly) rather than served by a model it did not name.
+behind it, for as long as it streams; a prefill, which nobody waits for, is stopped instead),
+one switch at a time, and a request that comes during a switch is answered 503 (try again
+shortly) rather than served by a model it did not name.
 """
 
 from __future__ import annotations
@@ -171,7 +172,8 @@ class ResidentBackend:
         fails puts the former opener back (its model loads on the next request).
 
         Raises:
-            ApiError: 409 while a request holds the model (naming who) or another switch runs.
+            ApiError: 409 while a request holds the model (naming who; a prefill is stopped
+                instead) or another switch runs.
             Exception: what the load raised.
         """
         with self._lock:

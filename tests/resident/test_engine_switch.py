@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from engine_helpers import open_tiny
 from resident_helpers import get_json, post, resident_server, send
 from serve_helpers import serve_process, until
 
@@ -25,6 +26,7 @@ from gptoss_local.backends.base import Backend
 from gptoss_local.commands.serve_switch import ServeSwitcher
 from gptoss_local.plan.wishes import Wishes
 from gptoss_local.serve.find_engine import find_engine
+from gptoss_local.serve.resident import ResidentBackend
 from gptoss_local.serve.runtime_file import read_record
 from gptoss_local.serve.switch import Choice
 from gptoss_local.urls import ENGINE_PATH, SWITCH_PATH
@@ -230,3 +232,27 @@ def _on_a_terminal(home: Path, flags: list[str], answer: str) -> tuple[str, int]
         os.close(leader)
         if process.poll() is None:
             process.kill()
+
+
+def test_a_prefill_gives_way_to_a_switch(tiny_gguf: Path, tmp_path: Path) -> None:
+    other = _copy(tiny_gguf, tmp_path, "other")
+    resident = ResidentBackend(lambda: open_tiny(tiny_gguf), keep_alive=-1)
+    stopped = threading.Event()  # the prefill's cancel, as `engine_routes.prefill` holds it
+
+    def prefill() -> None:
+        with resident.hold(client="a chat") as holder:
+            holder.running, holder.gives_way = True, stopped
+            stopped.wait(60)
+
+    thread = threading.Thread(target=prefill)
+    thread.start()
+    try:
+        until(lambda: bool(resident.state()["running"]), "the prefill to hold the model")
+        switched: list[str] = []
+        resident.swap("other", lambda: open_tiny(other), {}, lambda: switched.append("done"))
+        assert stopped.is_set() and switched == ["done"]  # stopped, not refused
+        assert resident.loads == 2 and resident.state()["loaded"] is True
+    finally:
+        stopped.set()
+        thread.join(60)
+        resident.close()
