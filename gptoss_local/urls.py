@@ -22,6 +22,7 @@ ENGINE_PATH = "/gptoss-local/engine"  # GET: the engine's id, model, and who hol
 PREFILL_PATH = "/gptoss-local/prefill"  # POST a chat body: {"evaluated": tokens}
 COUNT_PATH = "/gptoss-local/count"  # POST a chat body: {"tokens": the prompt's count}
 TOKENIZE_PATH = "/gptoss-local/tokenize"  # POST {"text", "special"}: {"tokens": [ids]}
+SWITCH_PATH = "/gptoss-local/engine/switch"  # POST {"model"} or {"model_path"}: the new state
 ENGINE_OBJECT = "gptoss-local.engine"  # the `object` an engine's state answers with
 # The field of a chat request, and of its tool calls, that only our engine reads: what Chat
 # Completions cannot carry (the built-in tools, tools in namespaces, the date, each call's

@@ -16,6 +16,7 @@ from gptoss_local.chat.model_host import Opener
 from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.kinds import ContextPolicy
+from gptoss_local.launch.engine_link import EngineLink
 from gptoss_local.launch.preparation import Preparation
 from gptoss_local.session.history import History
 
@@ -37,6 +38,10 @@ class ChatServices:
         context_policy: What a chat does when its prompt would leave the reply too little
             room (`chat.context_budget`).
         root: The working folder, where `@` paths and the file picker start.
+        engine: How models reach the machine's engine (F9 switches it rather than load a
+            second copy); None: the chat loads its own.
+        offer: The question to ask before the first load (the engine holds another model:
+            switch it?); None: load at once.
     """
 
     history: History
@@ -50,3 +55,5 @@ class ChatServices:
     tools: ChatTools = field(default_factory=ChatTools)
     context_policy: ContextPolicy = "compact"
     root: Path = field(default_factory=Path.cwd)
+    engine: EngineLink | None = None
+    offer: str | None = None

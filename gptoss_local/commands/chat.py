@@ -15,16 +15,14 @@ import argparse
 import datetime as dt
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from gptoss_local import config, paths
-from gptoss_local.backends.base import Backend, LoadProgress
 from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.i18n import _
+from gptoss_local.launch.engine_link import EngineLink, Offer
 from gptoss_local.launch.engines import Ready
 from gptoss_local.launch.prepare import prepare
-from gptoss_local.launch.resident import over_engine
 from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.session.history import History
 
@@ -40,17 +38,26 @@ def run_chat(args: argparse.Namespace) -> int:
         # Ready unless the first-run screen asks first; the app shows the warnings. Reads
         # --model-path's header: a bad file fails here, before the app.
         prepared = prepare(wishes, settings, ask_first=True)
-        ready = shared(prepared.ready, wishes, settings)  # the machine's engine, if it has it
+        engine = link(wishes, settings)
+        # The machine's engine, if it has the model (a refusal: before the app); with another
+        # model there, the app offers to switch it (`offer`).
+        found = engine.through(prepared.ready) if prepared.ready is not None else None
+        offer = found if isinstance(found, Offer) else None
+        ready = found.ready if isinstance(found, Offer) else found
+        engine.notice = _quiet  # the app is on the terminal from here
         from gptoss_local.tui.app import make_app  # textual: imported only for this command
 
         tools = ChatTools.from_settings(settings)  # started by the app, on a worker
         app = make_app(history, ready=ready, setup=prepared.preparation,
-                       chat_id=args.chat, tools=tools,
+                       chat_id=args.chat, tools=tools, engine=engine,
+                       offer=offer.question if offer is not None else None,
                        context_policy=settings.context_policy)  # fmt: skip  # setup: for F9
         try:
             app.run()
         finally:
             app.close_backend()
+        if offer is not None and app.declined_switch:
+            raise offer.refusal  # nothing was loaded: what the engine holds, what to do
         if app.history_error is not None:  # before closing the history, which may fail too
             return _report_history_failure(app.history_error, app.unsent_text())
     return 0
@@ -62,15 +69,15 @@ def shared(ready: Ready | None, wishes: Wishes, settings: config.Settings) -> Re
     its own client of the engine, so that the engine's queue tells chats apart."""
     if ready is None:  # the first-run screen chooses: it loads here
         return None
-    background, client = settings.engine_start == "background", chat_client()
-    found = over_engine(ready, wishes, background, _say, client)  # a refusal: before the app
-    if found is ready:
-        return ready
+    found = link(wishes, settings).through(ready)
+    if isinstance(found, Offer):
+        raise found.refusal
+    return found
 
-    def reopen(progress: LoadProgress) -> Backend:  # the engine found again, as it is now
-        return over_engine(ready, wishes, background, _quiet, client).open(progress)
 
-    return replace(found, open=reopen)
+def link(wishes: Wishes, settings: config.Settings) -> EngineLink:
+    """How this chat reaches the machine's engine (`EngineLink`)."""
+    return EngineLink(wishes, settings.engine_start == "background", chat_client(), _say)
 
 
 def chat_client() -> str:

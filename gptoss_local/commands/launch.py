@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gptoss_local.agents.agent import Agent, Served
 from gptoss_local.agents.known import AGENTS
-from gptoss_local.commands.launch_serving import find_server, planned, serving
+from gptoss_local.commands.launch_serving import find_server, model_check, planned, serving
 from gptoss_local.commands.notes import note
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
@@ -38,7 +38,7 @@ def run_launch(args: argparse.Namespace) -> int:
         return _configure(agent, args)
     program = agent_program(agent, args.agent_path)
     arguments = list(args.agent_args or ())
-    running = None if args.new_server else find_server(args.port)
+    running = None if args.new_server else find_server(args.port, model_check(args, agent))
     if running is not None:
         note(_("using the gptoss-local server at {url}").format(url=running.url))
         return run_agent(agent, program, replace(running, effort=args.effort or running.effort),

@@ -12,7 +12,7 @@ import os
 import socket
 import threading
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -23,25 +23,31 @@ from gptoss_local.commands.notes import LoadNotes, note, warn
 from gptoss_local.commands.serve import listen, model_aliases
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
+from gptoss_local.launch.engine_switch import ask_on_terminal, switch_body, switch_engine
 from gptoss_local.launch.engines import engine
 from gptoss_local.launch.prepare import prepare
+from gptoss_local.launch.resident import OtherModel
 from gptoss_local.plan.text import min_context_line
 from gptoss_local.plan.wishes import Wishes, wishes_from
-from gptoss_local.serve.find_engine import find_engine
+from gptoss_local.serve.find_engine import Engine, find_engine
 from gptoss_local.serve.guard import Guard
+from gptoss_local.serve.model_names import accepts
 from gptoss_local.serve.service import Service
 
 KEY_VARIABLE = "GPTOSS_LOCAL_API_KEY"
 PROBE_SECONDS = 2.0
 ENGINE_WAIT_SECONDS = 60.0  # an engine that is still loading its model is waited for
+Check = Callable[[Engine], Engine]
 
 
-def find_server(port: int) -> Served | None:
-    """The machine's engine, else a gptoss-local server already answering on
-    127.0.0.1:`port`, or None. The engine's key, if any, is put in `KEY_VARIABLE` for the
-    agent (a runtime file that cannot be trusted is refused: `EngineFileError`)."""
+def find_server(port: int, check: Check | None = None) -> Served | None:
+    """The machine's engine (passed through `check`: the model asked for), else a
+    gptoss-local server already answering on 127.0.0.1:`port`, or None. The engine's key, if
+    any, is put in `KEY_VARIABLE` for the agent (a runtime file that cannot be trusted is
+    refused: `EngineFileError`)."""
     found = find_engine(wait=ENGINE_WAIT_SECONDS)
     if found is not None and not found.starting:
+        found = check(found) if check is not None else found
         if found.record.key:
             os.environ[KEY_VARIABLE] = found.record.key
         context = found.state.get("context")
@@ -64,6 +70,27 @@ def find_server(port: int) -> Served | None:
         return None
     return Served(url, str(ours[0]["id"]), ours[0]["max_model_len"],
                   key_variable=KEY_VARIABLE if key else None)  # fmt: skip
+
+
+def model_check(args: argparse.Namespace, agent: Agent) -> Check:
+    """The engine as the agent may use it: as it is when no model was asked for (--model,
+    --model-path), else holding that model: switched to it when the user says so (asked on a
+    terminal, or --switch), else refused (`OtherModel`) rather than load a second copy."""
+
+    def check(found: Engine) -> Engine:
+        if args.model is None and args.model_path is None:
+            return found
+        settings = config.load()
+        ready = prepare(_local_wishes(args, agent, settings), settings, warn=warn).ready
+        assert ready is not None  # made ready: nothing is asked first
+        if accepts(ready.model, found.names):
+            return found
+        if not ask_on_terminal(args.switch)(found, ready.model):
+            raise OtherModel(found, ready.model, flag=True)
+        note(_("switching the engine to {model}").format(model=ready.model))
+        return switch_engine(found, switch_body(ready.model, ready.path))
+
+    return check
 
 
 def planned(args: argparse.Namespace, agent: Agent) -> Served:

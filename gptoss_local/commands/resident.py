@@ -13,6 +13,7 @@ from typing import Any
 
 from gptoss_local.commands.table import table_lines
 from gptoss_local.i18n import _
+from gptoss_local.launch.engine_switch import users
 from gptoss_local.serve.find_engine import Engine, find_engine
 from gptoss_local.serve.runtime_file import as_dict, pid_alive
 from gptoss_local.units import duration, gib
@@ -48,7 +49,7 @@ def engine_rows(engine: Engine) -> list[list[str]]:
         _memory(state.get("memory") or {}) if state.get("loaded") else "-",
         _unloads(state),
         str(record.pid),
-        _users(state) or "-",
+        users(state) or "-",
     ]
     return [heading, row]
 
@@ -70,14 +71,6 @@ def _unloads(state: dict[str, Any]) -> str:
     if expires is None:
         return _("never")
     return _("in {time}").format(time=duration(max(0.0, float(expires) - time.time())))
-
-
-def _users(state: dict[str, Any]) -> str:
-    names = [_("{client} (running)").format(client=h.get("client") or "?")
-             for h in state.get("running", [])]  # fmt: skip
-    names += [_("{client} (waiting)").format(client=h.get("client") or "?")
-              for h in state.get("waiting", [])]  # fmt: skip
-    return ", ".join(names)
 
 
 def run_stop(args: argparse.Namespace) -> int:

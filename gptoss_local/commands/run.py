@@ -37,6 +37,7 @@ from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, Tool
 from gptoss_local.harmony import render_prompt
 from gptoss_local.harmony.tools import function_tool
 from gptoss_local.i18n import _
+from gptoss_local.launch.engine_switch import ask_on_terminal
 from gptoss_local.launch.prepare import prepare
 from gptoss_local.launch.resident import over_engine
 from gptoss_local.plan.wishes import Wishes, wishes_from
@@ -133,8 +134,9 @@ def _answer(
     local = prepare(wishes, settings, warn=warn).ready
     assert local is not None  # made ready: `run` asks nothing first
     background = settings.engine_start == "background"
-    # The machine's engine, if it has it; the tools still run here, in this process.
-    ready = over_engine(local, wishes, background, note, "gptoss-local run")
+    # The machine's engine, if it has (or takes) the model; the tools still run here.
+    ask = ask_on_terminal(args.switch)
+    ready = over_engine(local, wishes, background, note, "gptoss-local run", ask)
     generation = replace(
         ready.generation,
         max_tokens=args.max_tokens,

@@ -12,19 +12,18 @@ from dataclasses import replace
 from functools import partial
 
 from gptoss_local import config
-from gptoss_local.catalog import Catalog
 from gptoss_local.commands.notes import LoadNotes, warn
 from gptoss_local.commands.serve_ollama import ollama_listener
-from gptoss_local.errors import UnknownModelError, WishError
+from gptoss_local.commands.serve_switch import ServeSwitcher, model_aliases, parallel_tune
+from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
 from gptoss_local.launch.engines import engine
 from gptoss_local.launch.prepare import prepare
 from gptoss_local.launch.resident import shape_before_load
 from gptoss_local.library import Library
-from gptoss_local.plan.planner import Plan
 from gptoss_local.plan.wishes import Wishes, wishes_from
 from gptoss_local.serve.browsing import BrowsingStreamer
-from gptoss_local.serve.capacity import GPU_PARALLEL, cache_ram_bytes
+from gptoss_local.serve.capacity import cache_ram_bytes
 from gptoss_local.serve.guard import Guard, bind_problem
 from gptoss_local.serve.resident import ResidentBackend
 from gptoss_local.serve.runtime_file import EngineRecord, claim, update
@@ -69,7 +68,7 @@ def _load_and_serve(
     record: EngineRecord,
 ) -> None:
     library = _library(settings) if args.browser else None  # refused before the load
-    prepared = prepare(wishes, settings, warn=warn, tune=partial(_parallel, args.parallel))
+    prepared = prepare(wishes, settings, warn=warn, tune=partial(parallel_tune, args.parallel))
     ready = prepared.ready
     assert ready is not None  # made ready: `serve` asks nothing first
     plan = prepared.plan
@@ -87,13 +86,15 @@ def _load_and_serve(
               file=sys.stderr)  # fmt: skip
     try:
         names = (ready.model, *model_aliases(prepared.preparation.catalog, ready.model))
+        switcher = ServeSwitcher(args, settings, wishes)
         service = Service(
-            backend, names, ready.generation, args.max_waiting, stream, record.instance
+            backend, names, ready.generation, args.max_waiting, stream, record.instance, switcher
         )
         server = listen(service, guard)
         try:
             if not args.unshared:
-                update(replace(record, url=server.url, model=ready.model))  # found from now on
+                switcher.record = replace(record, url=server.url, model=ready.model)
+                update(switcher.record)  # found from now on
         except BaseException:
             server.server_close()
             raise
@@ -121,15 +122,6 @@ def _library(settings: config.Settings) -> Library:
         library.close()
         raise
     return library
-
-
-def _parallel(asked: int | None, wishes: Wishes, plan: Plan) -> Wishes:
-    """Replies decoded together: `GPU_PARALLEL` when the model runs on a GPU, unless
-    --parallel said how many, or drafts were asked for (they speed up one reply at a time;
-    replies decoded together take none)."""
-    if asked is None and plan.gpu_layers != 0 and not wishes.draft:
-        return replace(wishes, parallel=GPU_PARALLEL)
-    return wishes
 
 
 def listen(service: Service, guard: Guard) -> ApiServer:
@@ -181,10 +173,3 @@ def _log_requests() -> None:
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     logger.propagate = False
-
-
-def model_aliases(catalog: Catalog, model: str) -> tuple[str, ...]:
-    try:
-        return catalog.model(model).aliases
-    except UnknownModelError:  # a file of one's own, or an Ollama tag
-        return ()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from gptoss_local.backends.base import Backend, GenerationSettings, LoadProgress
 from gptoss_local.backends.llamacpp.options import LlamaOptions
@@ -30,12 +31,14 @@ Opener = Callable[[LoadProgress], Backend]
 
 @dataclass(frozen=True)
 class Ready:
-    """What the chat (or `run`) needs to load the model and generate."""
+    """What the chat (or `run`) needs to load the model and generate; `path`: the GGUF file
+    the user named (--model-path), which a switch of the machine's engine names too."""
 
     model: str
     open: Opener
     generation: GenerationSettings
     warnings: tuple[str, ...] = ()
+    path: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ def _llama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:
         return load_planned(catalog, choice, plan, progress, options, wishes.parallel, head)
 
     generation = GenerationSettings(effort=wishes.effort)
-    return Ready(choice.spec.name, open_llama, generation, warnings)
+    return Ready(choice.spec.name, open_llama, generation, warnings, wishes.model_path)
 
 
 def _ollama_ready(catalog: Catalog, plan: Plan, wishes: Wishes) -> Ready:

@@ -1,6 +1,7 @@
 """Using the engine this machine already runs (a `serve` found through its runtime file)
 instead of loading a second copy of the model: `over_engine` turns a command's prepared
-`Ready` into one that opens a client of that engine, when it holds the model wanted."""
+`Ready` into one that opens a client of that engine, when it holds the model wanted, or
+once it has switched to it (`engine_switch`), when the command's `Ask` says so."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.errors import WishError
 from gptoss_local.i18n import _
 from gptoss_local.launch.engine_start import start_engine
+from gptoss_local.launch.engine_switch import Ask, switch_body, switch_engine
 from gptoss_local.launch.engines import Ready, engine
 from gptoss_local.plan.planner import Plan
 from gptoss_local.plan.wishes import Wishes
@@ -34,6 +36,7 @@ def over_engine(
     start: bool = False,
     notice: Callable[[str], None] = _no_notice,
     client: str = "gptoss-local",
+    switch: Ask | None = None,
 ) -> Ready:
     """`ready`, opening the resident engine instead when one runs with the model wanted (a
     command that reaches a server of its own choosing, `--base-url`, is left as it is).
@@ -44,10 +47,13 @@ def over_engine(
         start: Start the engine in the background when none runs (`engine_start`).
         notice: Hears what is being done (stderr).
         client: The command, as the engine shows who uses it (`ps`).
+        switch: Asked whether to switch an engine that holds another model (None: the
+            command cannot ask, and the refusal says nothing of --switch).
 
     Raises:
-        WishError: the engine holds another model (a second copy would take its memory
-            beside it): the message names both and what to do.
+        OtherModel: the engine holds another model (a second copy would take its memory
+            beside it) and is not to be switched: the message names both and what to do.
+        WishError: the switch was refused or failed (the engine's words).
         EngineFileError: the runtime file cannot be trusted (`find_engine`).
     """
     if engine(wishes.backend).remote:
@@ -64,7 +70,15 @@ def over_engine(
             _("Try again once it serves (`gptoss-local ps` shows it)."),
         )  # fmt: skip
     if not accepts(ready.model, found.names):
-        raise other_model(found, ready.model)
+        if switch is None or not switch(found, ready.model):
+            raise OtherModel(found, ready.model, switch is not None)
+        notice(_("switching the engine to {model}").format(model=ready.model))
+        found = switch_engine(found, switch_body(ready.model, ready.path))
+    return through(ready, found, client)
+
+
+def through(ready: Ready, found: Engine, client: str) -> Ready:
+    """`ready`, opening a client of the engine `found` instead of loading the model here."""
     url, model, key = found.url, found.record.model, found.record.key
 
     def open_engine(progress: LoadProgress) -> Backend:
@@ -74,15 +88,25 @@ def over_engine(
     return replace(ready, model=model, open=open_engine)
 
 
-def other_model(found: Engine, wanted: str) -> WishError:
-    """The refusal of a second model beside the engine's."""
-    return WishError(
-        _("the engine on this machine (PID {pid}) holds {model}, not {wanted}: loading "
-          "{wanted} beside it would take the memory of a second model").format(
-            pid=found.record.pid, model=found.record.model, wanted=wanted),
-        _("Ask for {model} instead, or end the engine with `gptoss-local stop` and try "
-          "again.").format(model=found.record.model),
-    )  # fmt: skip
+class OtherModel(WishError):
+    """The refusal of a second model beside the engine's (`found` holds another than
+    `wanted`); `flag`: the hint names --switch."""
+
+    def __init__(self, found: Engine, wanted: str, flag: bool = False) -> None:
+        hint = (
+            _("Ask for {model} instead, switch the engine to {wanted} with --switch, or end it "
+              "with `gptoss-local stop` and try again.")
+            if flag
+            else _("Ask for {model} instead, or end the engine with `gptoss-local stop` and try "
+                   "again.")
+        )  # fmt: skip
+        super().__init__(
+            _("the engine on this machine (PID {pid}) holds {model}, not {wanted}: loading "
+              "{wanted} beside it would take the memory of a second model").format(
+                pid=found.record.pid, model=found.record.model, wanted=wanted),
+            hint.format(model=found.record.model, wanted=wanted),
+        )  # fmt: skip
+        self.found, self.wanted = found, wanted
 
 
 def shape_before_load(ready: Ready, wishes: Wishes, plan: Plan) -> tuple[BackendInfo, Capabilities]:

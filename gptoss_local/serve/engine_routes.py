@@ -35,7 +35,7 @@ def prefill(
     if backend.capabilities.prefill:
         with scheduler.try_slot() as free:
             if free:
-                with _held(backend, client), _yielding(scheduler, cancel):
+                with _held(backend, client, cancel), _yielding(scheduler, cancel):
                     evaluated = _evaluate(backend, request, cancel)
     return {"object": "gptoss-local.prefill", "evaluated": evaluated}
 
@@ -73,14 +73,15 @@ def _evaluate(backend: Backend, request: ReplyRequest, cancel: threading.Event) 
 
 
 @contextmanager
-def _held(backend: Backend, client: str) -> Iterator[None]:
+def _held(backend: Backend, client: str, cancel: threading.Event) -> Iterator[None]:
     """Keep a resident model from unloading under the prefill (shown running for `client`),
-    its keep-alive left as the last request set it."""
+    its keep-alive left as the last request set it; a switch of the model stops it
+    (`cancel`) rather than wait for it or be refused."""
     if not isinstance(backend, ResidentBackend):
         yield
         return
     with backend.hold(backend.keep_alive, client) as holder:
-        holder.running = True
+        holder.running, holder.gives_way = True, cancel
         yield
 
 

@@ -25,7 +25,7 @@ from gptoss_local.serve.runtime_file import (
     runtime_path,
 )
 from gptoss_local.serve.service import ENGINE_PATH
-from gptoss_local.urls import is_loopback_host
+from gptoss_local.urls import SWITCH_PATH, is_loopback_host
 
 START_POLL_SECONDS = 0.2
 ASK_SECONDS = 5.0  # a live engine answers its state at once, even mid-reply (its own thread)
@@ -119,6 +119,47 @@ def ask_state(record: EngineRecord, timeout: float = ASK_SECONDS) -> dict[str, A
     finally:
         connection.close()
     return data if isinstance(data, dict) else {}
+
+
+def ask_switch(record: EngineRecord, body: dict[str, str], timeout: float) -> dict[str, Any]:
+    """`POST /gptoss-local/engine/switch` with `body` at the record's address, with its key:
+    the engine's answer (its state once switched). Straight to the address: no proxy.
+
+    Raises:
+        SwitchRefused: the engine answered with an error (its status and message).
+        OSError: it could not be reached, or did not answer in `timeout` seconds.
+    """
+    parts = urlsplit(reachable(record.url))
+    headers = {"Content-Type": "application/json"}
+    if record.key:
+        headers["Authorization"] = f"Bearer {record.key}"
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
+    try:
+        connection.request("POST", SWITCH_PATH, json.dumps(body), headers)
+        answer = connection.getresponse()
+        status, raw = answer.status, answer.read()
+    except http.client.HTTPException as exc:
+        raise OSError(str(exc)) from None
+    finally:
+        connection.close()
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    if status != 200:
+        error = data.get("error")
+        message = error.get("message") if isinstance(error, dict) else None
+        raise SwitchRefused(status, str(message or f"HTTP {status}"))
+    return data
+
+
+class SwitchRefused(Exception):
+    """The engine refused or failed a switch: its HTTP status and its words."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
 
 
 def reachable(url: str) -> str:

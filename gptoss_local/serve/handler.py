@@ -19,7 +19,7 @@ from gptoss_local.serve.request_body import body_length, parse_json
 from gptoss_local.serve.service import GONE, Answer, Service
 from gptoss_local.serve.sse import ChunkedWriter
 from gptoss_local.serve.watch import DisconnectWatch
-from gptoss_local.urls import PREFILL_PATH
+from gptoss_local.urls import PREFILL_PATH, SWITCH_PATH
 
 IDLE_SECONDS = 120  # a kept-alive connection with no new request is closed after this
 REFUSED_SECONDS = 5  # how long a connection over the limit may take to send its request
@@ -128,6 +128,8 @@ class Handler(BaseHTTPRequestHandler):
             data = self._body()
             if method == "POST" and path == PREFILL_PATH:
                 answer = self._prefill(service, data)
+            elif method == "POST" and path == SWITCH_PATH:
+                answer = service.switch(data)
             else:
                 answer = service.plain(method, path, data) or self._generate(service, path, data)
         self._send(answer)

@@ -6,6 +6,12 @@ It is a `Backend` around the engine's opener, so `Service` serves it like any ot
 `hold` it from their arrival to their last byte, waiting ones included, so it never unloads
 under a reply that streams or waits; the latest request's keep-alive sets the timer (as
 Ollama's does). What it holds and for whom, `state()` tells (`GET /gptoss-local/engine`).
+
+`swap` lets the model go and loads another in its place (`POST /gptoss-local/engine/switch`):
+only while no request holds it (it never waits: a reply would hold the switch, and everyone
+behind it, for as long as it streams; a prefill, which nobody waits for, is stopped instead),
+one switch at a time, and a request that comes during a switch is answered 503 (try again
+shortly) rather than served by a model it did not name.
 """
 
 from __future__ import annotations
@@ -19,17 +25,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gptoss_local.backends.base import Backend, BackendInfo, Capabilities, Reply, ReplyRequest
+from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.keep_alive import DEFAULT_KEEP_ALIVE
+
+GIVE_WAY_SECONDS = 10.0  # a cancelled prefill stops within one batch of the prompt
 
 
 @dataclass
 class Holder:
-    """One request holding the model: the client's name, since when, and whether it runs yet
-    (else it waits its turn)."""
+    """One request holding the model: the client's name, since when, whether it runs yet
+    (else it waits its turn), and how to stop it when it is work nobody waits for."""
 
     client: str
     since: float = field(default_factory=time.time)
     running: bool = False
+    gives_way: threading.Event | None = None  # set to stop it for a switch (a prefill)
 
 
 class ResidentBackend:
@@ -59,6 +69,7 @@ class ResidentBackend:
         self._opener, self.default_keep_alive = opener, keep_alive
         self._memory = dict(memory or {})
         self._lock = threading.RLock()  # the backend, the holders, the timer (never a load)
+        self._released = threading.Condition(self._lock)  # a holder let go
         self._load_lock = threading.Lock()  # one load at a time; `state()` answers meanwhile
         self._loading = False
         self._backend: Backend | None = None
@@ -71,6 +82,7 @@ class ResidentBackend:
         self._kept_bytes: int | None = None
         self.loads = 0
         self._closed = False
+        self._switching: str | None = None  # the model a switch loads (`swap`)
         if shape is not None and not load_now:
             self._info, self.capabilities = shape
             return
@@ -95,6 +107,9 @@ class ResidentBackend:
         """Keep the model from unloading while the block runs (a request, from its arrival
         to its last byte); `keep_alive` (None: the server's) counts from the last release."""
         with self._lock:
+            if self._switching is not None:
+                raise ApiError(503, f"The engine is switching to {self._switching}: try again "
+                               "shortly.", "switching_model")  # fmt: skip
             ticket, holder = next(self._tickets), Holder(client)
             self._holders[ticket] = holder
             self._keep = self.default_keep_alive if keep_alive is None else keep_alive
@@ -104,7 +119,8 @@ class ResidentBackend:
         finally:
             with self._lock:
                 del self._holders[ticket]
-                if not self._holders:
+                self._released.notify_all()
+                if not self._holders and self._switching is None:
                     self._arm()
 
     def preload(self, keep_alive: float | None = None, client: str = "") -> None:
@@ -147,6 +163,62 @@ class ResidentBackend:
             if self._backend is not None:
                 self._unload()
 
+    def swap(
+        self, target: str, opener: Callable[[], Backend], memory: dict[str, int],
+        done: Callable[[], None],
+    ) -> None:  # fmt: skip
+        """Let the model go and load `target` (opened by `opener`) in its place, never both
+        at once; `done` runs once it is loaded, before another switch may begin. A load that
+        fails puts the former opener back (its model loads on the next request).
+
+        Raises:
+            ApiError: 409 while a request holds the model (naming who; a prefill is stopped
+                instead) or another switch runs.
+            Exception: what the load raised.
+        """
+        with self._lock:
+            self._refuse_swap()
+            self._switching = target
+            self._disarm()
+            for holder in self._holders.values():
+                assert holder.gives_way is not None  # `_refuse_swap` let only those through
+                holder.gives_way.set()
+            if not self._released.wait_for(lambda: not self._holders, GIVE_WAY_SECONDS):
+                self._switching = None
+                raise ApiError(409, "A prefill did not stop in time for the switch: try "
+                               "again.", "model_in_use")  # fmt: skip
+        try:
+            with self._load_lock:  # after a load already under way, never beside it
+                with self._lock:
+                    self._unload()
+                    former = (self._opener, self._memory, self._info, self.capabilities)
+                    self._opener, self._memory = opener, dict(memory)
+                try:
+                    self._open()
+                except BaseException:
+                    with self._lock:
+                        self._opener, self._memory, self._info, self.capabilities = former
+                    raise
+                done()
+        finally:
+            with self._lock:
+                self._switching = None
+                if not self._holders:
+                    self._arm()
+
+    def _refuse_swap(self) -> None:
+        """Refuse a switch while the model is used or another switch runs (lock held); a
+        prefill is no use: it gives way."""
+        if self._switching is not None:
+            raise ApiError(409, f"The engine is already switching to {self._switching}: ask "
+                           "again once it has.", "switch_in_progress")  # fmt: skip
+        users = ", ".join(f"{h.client or 'a client'} ({'running' if h.running else 'waiting'})"
+                          for h in self._holders.values() if h.gives_way is None)  # fmt: skip
+        if users:
+            raise ApiError(409, f"The engine's model is in use by {users}: it switches only "
+                           "when no reply runs or waits. Try again once they are done.",
+                           "model_in_use")  # fmt: skip
+
     def state(self) -> dict[str, Any]:
         """What is loaded and for whom, as plain data (English keys, for `ps` and clients)."""
         with self._lock:
@@ -155,6 +227,7 @@ class ResidentBackend:
             return {
                 "loaded": loaded,
                 "loading": self._loading,
+                "switching": self._switching,
                 "loads": self.loads,
                 "memory": self._memory if loaded else {},
                 "keep_alive": self._keep,
@@ -170,21 +243,26 @@ class ResidentBackend:
                     raise RuntimeError("the resident model was closed")
                 if self._backend is not None:
                     return self._backend
-                self._loading = True
-            try:
-                backend = self._opener()
-            finally:
-                with self._lock:
-                    self._loading = False
-            if self._kept_bytes is not None:
-                backend.keep_conversations(self._kept_bytes)
+            return self._open()
+
+    def _open(self) -> Backend:
+        """Open the model (the load lock held)."""
+        with self._lock:
+            self._loading = True
+        try:
+            backend = self._opener()
+        finally:
             with self._lock:
-                if self._closed:  # `close()` came while it loaded
-                    backend.close()
-                    raise RuntimeError("the resident model was closed")
-                self._backend, self.loads = backend, self.loads + 1
-                self._info, self.capabilities = backend.info(), backend.capabilities
-            return backend
+                self._loading = False
+        if self._kept_bytes is not None:
+            backend.keep_conversations(self._kept_bytes)
+        with self._lock:
+            if self._closed:  # `close()` came while it loaded
+                backend.close()
+                raise RuntimeError("the resident model was closed")
+            self._backend, self.loads = backend, self.loads + 1
+            self._info, self.capabilities = backend.info(), backend.capabilities
+        return backend
 
     def _unload(self) -> None:
         backend, self._backend, self._expires = self._backend, None, None

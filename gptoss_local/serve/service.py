@@ -31,6 +31,9 @@ from gptoss_local.serve.model_names import accepts, listed
 from gptoss_local.serve.ollama.routes import OllamaRoutes, Plain
 from gptoss_local.serve.resident import ResidentBackend
 from gptoss_local.serve.scheduler import Busy, Gone, Scheduler
+from gptoss_local.serve.switch import Choice, Switcher
+from gptoss_local.serve.switch import resolve as resolve_switch
+from gptoss_local.serve.switch import swap as swap_model
 from gptoss_local.urls import (
     COUNT_PATH,
     ENGINE_OBJECT,
@@ -79,6 +82,7 @@ class Service:
         max_waiting: Requests that may wait while others run; more are answered 503.
         stream: How a reply is asked for; `backend.stream` unless a test steers the model.
         instance: This server's id (its runtime file's), which `ENGINE_PATH` answers.
+        switcher: Resolves the model a switch asks for (`serve.switch`); None: no switches.
     """
 
     def __init__(
@@ -89,18 +93,24 @@ class Service:
         max_waiting: int = 64,
         stream: Streamer | None = None,
         instance: str = "",
+        switcher: Switcher | None = None,
     ) -> None:
-        info = backend.info()
-        self.backend, self.defaults = backend, defaults
-        self.names = tuple(dict.fromkeys(filter(None, (*names, info.model))))
+        self.backend = backend
         self.scheduler = Scheduler(max_waiting, backend.capabilities.parallel)
         self._stream: Streamer = stream or backend.stream
+        self._created = int(time.time())
+        self.instance, self.switcher = instance, switcher
+        self._take(names, defaults)
+
+    def _take(self, names: Sequence[str], defaults: GenerationSettings) -> None:
+        """Serve the backend's model under `names` (at the start, and after a switch)."""
+        info = self.backend.info()
+        self.defaults = defaults
+        self.names = tuple(dict.fromkeys(filter(None, (*names, info.model))))
         self._engine, self._context = info.backend, info.context_size
         self.limits = Limits(self._context)
-        self._created = int(time.time())
         self.listed = listed(self.names)  # the names model lists show
-        self.ollama = OllamaRoutes(self.names, self.listed, backend, self._context)
-        self.instance = instance
+        self.ollama = OllamaRoutes(self.names, self.listed, self.backend, self._context)
 
     def get(self, path: str) -> Answer:
         """A GET: the model list, one model, health, or Ollama's routes."""
@@ -141,6 +151,22 @@ class Service:
         request = self._chat_request(data)
         return Answer(body=engine_routes.prefill(self.backend, self.scheduler, request, cancel,
                                                  client))  # fmt: skip
+
+    def switch(self, data: Any) -> Answer:
+        """Our `SWITCH_PATH`: hold the model the body names instead (`serve.switch`); the
+        answer is the engine's state then, `switched` false when it held that model already."""
+        choice = resolve_switch(self.switcher, self.backend, data)
+        former = self.names[0]
+        if choice.names[0] != former:
+            assert isinstance(self.backend, ResidentBackend)  # `resolve_switch` checked it
+            swap_model(self.backend, choice, lambda: self._switched(choice))
+        return Answer(body={**self.engine_state(), "switched": choice.names[0] != former,
+                            "previous": former})  # fmt: skip
+
+    def _switched(self, choice: Choice) -> None:
+        self._take(choice.names, choice.generation)
+        if self.switcher is not None:
+            self.switcher.switched(choice)
 
     def _chat_request(self, data: Any) -> ReplyRequest:
         """The request a Chat Completions body asks (our routes take its body)."""

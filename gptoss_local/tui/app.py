@@ -22,12 +22,14 @@ from gptoss_local.chat.tool_host import ChatTools
 from gptoss_local.hardware.vram import VramMonitor
 from gptoss_local.i18n import _
 from gptoss_local.kinds import ContextPolicy, Effort
+from gptoss_local.launch.engine_link import EngineLink
 from gptoss_local.launch.preparation import Preparation, Ready
 from gptoss_local.session.errors import HistoryError
 from gptoss_local.session.history import History
 from gptoss_local.tui.actions import app_bindings
 from gptoss_local.tui.chat_screen import ChatScreen
 from gptoss_local.tui.help import HelpScreen
+from gptoss_local.tui.modals import ConfirmScreen
 from gptoss_local.tui.palette import ActionCommands
 from gptoss_local.tui.pump import favour_the_engine_thread
 from gptoss_local.tui.quitting import SecondPress, copy_selection
@@ -46,6 +48,7 @@ class ChatApp(App[None]):
         self.chat_screen = ChatScreen(services)
         self._interrupted = SecondPress()
         self._switch_interval = sys.getswitchinterval()
+        self.declined_switch = False  # the engine's switch offered at the start was declined
 
     def get_default_screen(self) -> Screen[None]:
         return self.chat_screen
@@ -54,6 +57,16 @@ class ChatApp(App[None]):
         self._switch_interval = favour_the_engine_thread()
         if self.chat_screen.banner.needs_first_run:
             self.chat_screen.banner.ask_first_run()
+        offer = self.chat_screen.services.offer
+        if offer is not None:  # nothing loads before the answer
+            self.push_screen(ConfirmScreen(offer, _("Switch the engine")), self._offer_answered)
+
+    def _offer_answered(self, switch: bool | None) -> None:
+        if switch:
+            self.chat_screen.banner.load()
+        else:  # no second copy: the chat ends, saying what the engine holds
+            self.declined_switch = True
+            self.exit()
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self._switch_interval)
@@ -113,6 +126,8 @@ def make_app(
     vram: VramMonitor | None = None,
     tools: ChatTools | None = None,
     context_policy: ContextPolicy = "compact",
+    engine: EngineLink | None = None,
+    offer: str | None = None,
 ) -> ChatApp:
     """Build the chat app from its settings and services (`ChatServices`, built once here).
 
@@ -131,6 +146,9 @@ def make_app(
             `gptoss-local chat` passes `ChatTools.from_settings`).
         context_policy: What a chat does when its prompt would leave the reply too little
             room (the `context_policy` setting).
+        engine: How models reach the machine's engine (`chat.services.ChatServices.engine`).
+        offer: Asked before the first load: switch the engine to the chat's model? (its
+            `ready` then switches it); declining quits (`ChatApp.declined_switch`).
     """
     name = _("the model")
     warnings: tuple[str, ...] = ()
@@ -142,5 +160,6 @@ def make_app(
     services = ChatServices(history, state, generation, backend_factory, setup=setup,
                             model_name=name, vram=vram if vram is not None else VramMonitor(),
                             warnings=warnings, tools=tools or ChatTools(),
-                            context_policy=context_policy)  # fmt: skip
+                            context_policy=context_policy, engine=engine,
+                            offer=offer)  # fmt: skip
     return ChatApp(services)

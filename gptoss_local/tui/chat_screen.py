@@ -76,7 +76,7 @@ class ChatScreen(Screen[None]):
         self.chat_log = ChatLog(id="log")
         self.sidebar = Sidebar(self.history, id="sidebar")
         self.banner = LoadingBanner(services.opener, services.model_name, services.setup,
-                                    id="loading")  # fmt: skip
+                                    services.engine, id="loading")  # fmt: skip
         self.host = self.banner.host
         self.tools = ToolHost(services.tools, self._in_worker("tools"))
         self.prefill = Prefill(self, self.state, self._in_worker("warm"))
@@ -108,8 +108,8 @@ class ChatScreen(Screen[None]):
         await self.render_chat()
         self.input.focus()
         self.tools.open(lambda problems: self.post_message(ToolsOpened(problems)))
-        if not self.banner.needs_first_run:  # else the app has asked (`ChatApp`)
-            self.banner.load()
+        if not self.banner.needs_first_run and self.services.offer is None:
+            self.banner.load()  # else the app asks first (`ChatApp`)
         for warning in self.services.warnings:  # what the plan warned of, without hiding the chat
             self.notify(warning, title=_("About the plan"), severity="warning", timeout=12,
                         markup=False)  # fmt: skip

@@ -14,13 +14,17 @@ failed reply (`hold`); the screen sends it once the model is ready, if the user 
 
 from __future__ import annotations
 
+from functools import partial
+
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import ProgressBar, Static
 
 from gptoss_local.chat.model_host import Held, LoadReports, ModelHost, Opener
+from gptoss_local.errors import UserError
 from gptoss_local.i18n import _
+from gptoss_local.launch.engine_link import EngineLink, Offer
 from gptoss_local.launch.preparation import Preparation, Ready
 from gptoss_local.tui.first_run import FirstRunScreen
 from gptoss_local.tui.messages import (
@@ -30,6 +34,7 @@ from gptoss_local.tui.messages import (
     ModelLoadFailed,
     ModelLoadStarted,
 )
+from gptoss_local.tui.modals import ConfirmScreen
 
 
 class LoadingBanner(Vertical):
@@ -39,6 +44,8 @@ class LoadingBanner(Vertical):
         opener: Makes the backend; None until the first-run screen has chosen one.
         model_name: What the banner calls the model while it loads.
         setup: Asks the first-run questions (and again on F9); None with a fixed opener.
+        engine: How a model chosen with F9 reaches the machine's engine (which is switched to
+            it, once the user agrees, rather than a second copy loaded here); None: loaded here.
     """
 
     DEFAULT_CSS = """
@@ -54,11 +61,12 @@ class LoadingBanner(Vertical):
         opener: Opener | None,
         model_name: str,
         setup: Preparation | None,
+        engine: EngineLink | None = None,
         *,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
-        self.setup = setup
+        self.setup, self.engine = setup, engine
         # Called on the loading thread; the progress callback answers "stop" once the banner
         # is closed, as the app is quitting.
         reports = LoadReports(
@@ -109,6 +117,36 @@ class LoadingBanner(Vertical):
     def _chosen(self, ready: Ready | None) -> None:
         if ready is None:  # "Back"
             return
+        if self.engine is None:
+            self._switch(ready)
+            return
+        engine = self.engine  # asked on a worker: it looks for the engine over HTTP
+        self.run_worker(lambda: self._through(engine, ready), thread=True, group="load",
+                        exit_on_error=False)  # fmt: skip
+
+    def _through(self, engine: EngineLink, ready: Ready) -> None:
+        """On a worker: the model chosen through the engine; another model there is switched
+        only once the user agrees (it affects every program that uses the engine)."""
+        try:
+            found = engine.through(ready)
+        except UserError as error:
+            self._announce(error)
+            return
+        if isinstance(found, Offer):
+            screen = ConfirmScreen(found.question, _("Switch the engine"))
+            answered = partial(self._offer_answered, found.ready)
+            self.app.call_from_thread(self.app.push_screen, screen, answered)
+        else:
+            self.app.call_from_thread(self._switch, found)
+
+    def _offer_answered(self, ready: Ready, switch: bool | None) -> None:
+        if switch:
+            self._switch(ready)
+        else:
+            self.notify(_("The engine keeps its model; this chat's model is unchanged."))
+
+    def _switch(self, ready: Ready) -> None:
+        """Let the chat's model go and load `ready` in its place."""
         self.post_message(ModelChosen(ready.generation, switched=True))
         switch = self.host.switch_to
         self.run_worker(lambda: self._announce(switch(ready.open, ready.model)), thread=True,

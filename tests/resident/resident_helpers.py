@@ -21,6 +21,7 @@ from gptoss_local.serve.guard import Guard
 from gptoss_local.serve.resident import ResidentBackend
 from gptoss_local.serve.server import ApiServer, make_server
 from gptoss_local.serve.service import ENGINE_PATH, Service
+from gptoss_local.serve.switch import Switcher
 
 
 class Gate:
@@ -112,9 +113,10 @@ def resident_server(
     load_now: bool = True,
     reload: threading.Event | None = None,
     sequences: int = 1,
+    switcher: Switcher | None = None,
 ) -> Iterator[Served]:
     """The tiny model behind a `ResidentBackend` served on a free loopback port; a load after
-    the first waits for `reload` when one is given."""
+    the first waits for `reload` when one is given; `switcher` resolves switches."""
     opened: list[object] = []
 
     def opener() -> LlamaCppBackend:
@@ -125,7 +127,8 @@ def resident_server(
 
     resident = ResidentBackend(opener, keep_alive, load_now, {"ram": 1})
     gate = Gate(resident)
-    service = Service(resident, ("tiny",), GenerationSettings(), stream=gate, instance="t1")
+    service = Service(resident, ("tiny",), GenerationSettings(), stream=gate, instance="t1",
+                      switcher=switcher)  # fmt: skip
     server = make_server(service, Guard("127.0.0.1", 0, None))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -138,3 +141,16 @@ def resident_server(
         server.stop()
         thread.join(timeout=10)
         resident.close()
+
+
+def send(port: int, path: str, body: Any, key: str | None = None) -> tuple[int, dict[str, Any]]:
+    """POST `body` as JSON to `path`; the status and the JSON answer."""
+    headers = {"Content-Type": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    connection.request("POST", path, json.dumps(body), headers)
+    answer = connection.getresponse()
+    data = json.loads(answer.read())
+    connection.close()
+    return answer.status, data

@@ -64,3 +64,30 @@ def test_a_chat_beside_serve_used_by_a_client(
     assert "POST /gptoss-local/prefill" in log
     chat = the_saved_chat(env)
     assert (chat["title"], chat["messages"]) == ("hello there", 2)
+
+
+def test_a_chat_for_another_model_asks_then_switches_the_engine(
+    tiny_gguf: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.gguf"
+    shutil.copyfile(tiny_gguf, other)
+    session = f"gptoss-test-{uuid.uuid4().hex[:8]}"
+    marker = tmp_path / "exit-code"
+    command = (f"{sys.executable} -m gptoss_local chat --model-path {other}; "
+               f"echo $? > {marker}")  # fmt: skip
+    env = {**os.environ, "GPTOSS_LOCAL_HOME": str(isolated_home), "TERM": "xterm-256color"}
+    with serve_process(tiny_gguf, isolated_home):
+        try:
+            open_session(session, command, env, ("GPTOSS_LOCAL_HOME",))
+            until(lambda: "Switch the engine" in pane(session), "the offer", 60, session)
+            assert "holds tiny" in pane(session)
+            found = find_engine()
+            assert found is not None and found.state["model"] == "tiny"  # nothing yet
+            subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
+            until(lambda: "shared engine at" in pane(session), "the shared engine", 60, session)
+            found = find_engine()
+            assert found is not None and found.record.model == "other"
+            assert found.state["loads"] == 2  # the engine's second model, no copy here
+            quit_chat(session, marker)
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

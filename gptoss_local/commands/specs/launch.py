@@ -9,7 +9,7 @@ from pathlib import Path
 from gptoss_local.agents.known import AGENTS
 from gptoss_local.commands.arg_types import port_number
 from gptoss_local.commands.specs.command import Command
-from gptoss_local.commands.specs.shared import LOCAL_BACKENDS, model_arguments
+from gptoss_local.commands.specs.shared import LOCAL_BACKENDS, model_arguments, switch_argument
 from gptoss_local.i18n import N_, _
 
 
@@ -32,6 +32,7 @@ def agent_arguments(
     """The options of `launch NAME` (and `codex`); the words after them go, into `rest`, to
     the agent."""
     model_arguments(parser, LOCAL_BACKENDS)
+    switch_argument(parser)
     parser.add_argument(
         "--port", type=port_number, default=8080,
         help=_("use the gptoss-local serve on this port if one runs, else serve here while "

@@ -11,6 +11,7 @@ from gptoss_local.commands.specs.command import Command
 from gptoss_local.commands.specs.shared import (
     client_arguments,
     model_arguments,
+    switch_argument,
 )
 from gptoss_local.i18n import N_, _
 from gptoss_local.kinds import BACKENDS
@@ -19,6 +20,7 @@ from gptoss_local.kinds import BACKENDS
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `run`."""
     model_arguments(parser, BACKENDS)
+    switch_argument(parser)
     parser.add_argument("prompt", nargs="?", help=_("the question (default: read from stdin)"))
     client_arguments(parser)
     parser.add_argument("--instructions", help=_("instructions for the model (a system prompt)"))

@@ -120,3 +120,12 @@ def listing_subcommands(
 def quiet_argument(parser: argparse.ArgumentParser) -> None:
     """`--quiet`, `-q`: no progress bar."""
     parser.add_argument("--quiet", "-q", action="store_true", help=_("no progress bar"))
+
+
+def switch_argument(parser: argparse.ArgumentParser) -> None:
+    """--switch: when the machine's engine holds another model, switch it without asking."""
+    parser.add_argument(
+        "--switch", action="store_true",
+        help=_("when the machine's engine holds another model, switch it to this one without "
+            "asking (the programs using it then talk to this model)"),
+    )  # fmt: skip
