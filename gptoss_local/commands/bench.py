@@ -1,6 +1,6 @@
 """`gptoss-local bench`: prefill and decode speed of the planned model on this machine, or of
-the machine's engine when it holds that model (`launch.resident.over_engine`: another model
-there is refused as `run` refuses it)."""
+the machine's engine when it holds that model (`launch.resident.over_engine`: for another
+model there, bench asks to switch it, or takes `--switch`, as `run` does)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from gptoss_local import benchmark, config
 from gptoss_local.backends.base import Backend, GenerationSettings, LoadProgress
 from gptoss_local.commands.notes import LoadNotes, note, warn
 from gptoss_local.i18n import _
+from gptoss_local.launch.engine_switch import ask_on_terminal
 from gptoss_local.launch.engines import Ready
 from gptoss_local.launch.prepare import prepare
 from gptoss_local.launch.resident import over_engine
@@ -34,8 +35,11 @@ def run_bench(args: argparse.Namespace) -> int:
     def load(progress: LoadProgress) -> Backend:
         return load_planned(catalog, choice, plan, progress)
 
-    local = Ready(choice.spec.name, load, GenerationSettings())
-    ready = over_engine(local, prepared.wishes, False, note, "gptoss-local bench")
+    # The file the user named goes with a switch of the engine (the engine resolves it so).
+    named = prepared.wishes.model_path and choice.path
+    local = Ready(choice.spec.name, load, GenerationSettings(), path=named or None)
+    ask = ask_on_terminal(args.switch)
+    ready = over_engine(local, prepared.wishes, False, note, "gptoss-local bench", ask)
     shared = ready is not local
     if shared:
         note(_("measuring through the engine on this machine: it holds the model, so none is "

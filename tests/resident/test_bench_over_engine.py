@@ -1,6 +1,6 @@
 """`gptoss-local bench` with the machine's engine holding the model: it measures through the
 engine (saying so, its results labelled, the engine's own figures) and loads no second copy;
-with another model there it is refused as `run` is."""
+with another model there it is refused as `run` is, or switches the engine with --switch."""
 
 from __future__ import annotations
 
@@ -50,7 +50,22 @@ def test_bench_refuses_another_model_beside_the_engine(
         code, out, err = cli("bench", "--model-path", str(other), "--repeats", "1",
                              "--generate", "4", "--prompt-tokens", "32")  # fmt: skip
     assert code != 0 and out == ""
-    assert "holds tiny, not other" in err and "gptoss-local stop" in err
+    assert "holds tiny, not other" in err and "--switch" in err
+
+
+def test_bench_switch_measures_the_other_model_through_the_engine(
+    tiny_gguf: Path, isolated_home: Path, cli: Cli, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.gguf"
+    shutil.copyfile(tiny_gguf, other)
+    with serve_process(tiny_gguf, isolated_home) as served:
+        code, out, err = cli("bench", "--model-path", str(other), "--switch", "--repeats", "1",
+                             "--generate", "4", "--prompt-tokens", "32", "--json")  # fmt: skip
+        state = get_json(served.port, ENGINE_PATH)
+    assert code == 0, err
+    assert "switching the engine to other" in err and "measuring through the engine" in err
+    assert json.loads(out)["model"] == "other"
+    assert state["model"] == "other" and state["loads"] == 2  # none loaded in bench itself
 
 
 def test_each_run_through_the_engine_evaluates_its_whole_prompt(tiny_gguf: Path) -> None:

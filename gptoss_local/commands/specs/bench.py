@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from gptoss_local.commands.specs.command import Command
-from gptoss_local.commands.specs.shared import json_argument, wish_arguments
+from gptoss_local.commands.specs.shared import json_argument, switch_argument, wish_arguments
 from gptoss_local.i18n import N_, _
 
 
@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--generate", type=int, default=128, metavar="N", help=_("default 128"))
     parser.add_argument("--repeats", type=int, default=3, metavar="N", help=_("default 3"))
+    switch_argument(parser)
     json_argument(parser)
 
 
