@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest, ResponseFormat
 from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.harmony import render_prompt
+from gptoss_local.harmony.names import OPENAI_NAMES, NameRule, ToolNames
+from gptoss_local.harmony.tools import offered_names
 from gptoss_local.serve import fields
 from gptoss_local.serve.choice import tool_choice
 from gptoss_local.serve.errors import bad_request
@@ -39,6 +41,8 @@ class ApiRequest:
     # Seconds the model stays loaded once this reply ends (Ollama's `keep_alive`): None the
     # server's default, 0 unload at once, negative until the server stops.
     keep_alive: float | None = None
+    # The client's tool names and the model's: the reply names calls as the client does.
+    names: ToolNames = field(default_factory=ToolNames)
 
 
 class RequestReader(ABC):
@@ -50,6 +54,8 @@ class RequestReader(ABC):
         format_param: The field that asks for a format of the answer.
         max_keys: The fields that bound the reply's tokens; the first present counts.
         responses: It spells tool choices as the Responses API does (`choice.py`).
+        name_rule: The tool names it takes (others are refused; those that are no
+            identifiers are given one in the prompt, `ToolNames`).
     """
 
     param: str
@@ -57,6 +63,7 @@ class RequestReader(ABC):
     format_param: str
     max_keys: tuple[str, ...]
     responses: bool = False
+    name_rule: NameRule = OPENAI_NAMES
 
     def read(
         self,
@@ -79,10 +86,13 @@ class RequestReader(ABC):
         model = fields.model_name(body, known_models)
         fields.refuse_unsupported(body)
         self.refuse(body)
-        messages, instructions = self.history(body, limits)
+        # The offered tools' names first: the history names them too, and each gets one name.
+        names = ToolNames(offered_names(body.data.get("tools")), self.name_rule)
+        messages, instructions = self.history(body, limits, names)
         effort = fields.effort(self.effort(body), self.effort_param, defaults.effort)
         settings = fields.sampling(body, replace(defaults, effort=effort), self.max_keys)
-        tools, choice = tool_choice(body.data.get("tool_choice"), self.tools(body), self.responses)
+        offered = self.tools(body, names)
+        tools, choice = tool_choice(body.data.get("tool_choice"), offered, self.responses, names)
         answer_format = self.response_format(body)
         conversation = checked(Conversation(tuple(messages), instructions, tools), self.param,
                                limits)  # fmt: skip
@@ -97,6 +107,7 @@ class RequestReader(ABC):
             include_usage=include_usage,
             carry_reasoning=self.carry_reasoning(body),
             summarise_reasoning=self.summarise_reasoning(body),
+            names=names,
         )
 
     @abstractmethod
@@ -104,8 +115,11 @@ class RequestReader(ABC):
         """Refuse what this API may ask for and the server cannot honour."""
 
     @abstractmethod
-    def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
-        """The conversation's messages, and the instructions (None without any)."""
+    def history(
+        self, body: Body, limits: Limits, names: ToolNames
+    ) -> tuple[list[Message], str | None]:
+        """The conversation's messages, and the instructions (None without any); the tools
+        its calls and results name by the model's names for them (`names`)."""
 
     @abstractmethod
     def effort(self, body: Body) -> Any:
@@ -119,9 +133,9 @@ class RequestReader(ABC):
     def include_usage(self, body: Body) -> bool:
         """Whether a streamed reply ends with the token counts."""
 
-    def tools(self, body: Body) -> tuple[Tool, ...]:
-        """The tools offered (function tools, in either API's form)."""
-        return fields.tools(body)
+    def tools(self, body: Body, names: ToolNames) -> tuple[Tool, ...]:
+        """The tools offered (function tools, in either API's form), by the model's names."""
+        return fields.tools(body, names)
 
     def carry_reasoning(self, body: Body) -> bool:
         """Whether the reply hands its reasoning to the client to send back (`carried`)."""

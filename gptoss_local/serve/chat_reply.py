@@ -12,6 +12,7 @@ from typing import Any
 from gptoss_local.backends.base import Stats
 from gptoss_local.conversation import AssistantDraft
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.generation import Generation
 
@@ -33,9 +34,10 @@ def usage(stats: Stats | None) -> dict[str, Any]:
     }
 
 
-def tool_call_json(call: ToolCall, index: int | None = None) -> dict[str, Any]:
-    """A tool call; `arguments` is the text the model wrote (a JSON object when well formed)."""
-    function = {"name": call.name, "arguments": call.raw or "{}"}
+def tool_call_json(call: ToolCall, names: ToolNames, index: int | None = None) -> dict[str, Any]:
+    """A tool call, by the client's name of its tool (`names`); `arguments` is the text the
+    model wrote (a JSON object when well formed)."""
+    function = {"name": names.called(call.name), "arguments": call.raw or "{}"}
     out: dict[str, Any] = {"id": new_id("call_"), "type": "function", "function": function}
     return out if index is None else {"index": index, **out}
 
@@ -57,7 +59,8 @@ class ChatReply:
         if draft.reasoning:
             message["reasoning_content"] = draft.reasoning
         if draft.calls:
-            message["tool_calls"] = [tool_call_json(call) for call in draft.calls]
+            names = self.asked.names
+            message["tool_calls"] = [tool_call_json(call, names) for call in draft.calls]
         finish = generation.finish
         choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
         head = self._head("chat.completion")
@@ -73,7 +76,8 @@ class ChatReply:
             elif isinstance(event, (AnswerDelta, PreambleDelta)):
                 yield self._chunk({"content": event.text})
             elif isinstance(event, ToolCall):
-                yield self._chunk({"tool_calls": [tool_call_json(event, calls)]})
+                call = tool_call_json(event, self.asked.names, calls)
+                yield self._chunk({"tool_calls": [call]})
                 calls += 1
         yield self._chunk({}, generation.finish)
         if self.asked.include_usage:

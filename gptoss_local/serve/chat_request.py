@@ -14,6 +14,7 @@ from typing import Any
 
 from gptoss_local.backends.base import ResponseFormat
 from gptoss_local.conversation import Message, ToolCallRecord
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.api_request import RequestReader
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.fields import Body
@@ -38,10 +39,12 @@ class ChatReader(RequestReader):
     def response_format(self, body: Body) -> ResponseFormat | None:
         return chat_format(body.data.get("response_format"))
 
-    def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
+    def history(
+        self, body: Body, limits: Limits, names: ToolNames
+    ) -> tuple[list[Message], str | None]:
         items = body.items("messages")
         limits.check_count(items or [], "messages")  # before reading them one by one
-        return _messages(items)
+        return _messages(items, names)
 
     def effort(self, body: Body) -> Any:
         reasoning = body.mapping("reasoning") or {}
@@ -51,12 +54,12 @@ class ChatReader(RequestReader):
         return bool((body.mapping("stream_options") or {}).get("include_usage"))
 
 
-def _messages(items: list[Any] | None) -> tuple[list[Message], str | None]:
+def _messages(items: list[Any] | None, names: ToolNames) -> tuple[list[Message], str | None]:
     if not items:
         raise bad_request("messages must be a non-empty array", "messages")
     messages: list[Message] = []
     instructions: list[str] = []
-    calls: dict[str, str] = {}  # tool_call_id -> function name
+    calls: dict[str, str] = {}  # tool_call_id -> the model's name of the function
     for index, item in enumerate(items):
         where = f"messages[{index}]"
         if not isinstance(item, dict):
@@ -68,7 +71,7 @@ def _messages(items: list[Any] | None) -> tuple[list[Message], str | None]:
             elif role == "user":
                 messages.append(Message("user", text_of(item.get("content"), where)))
             elif role == "assistant":
-                messages.append(_assistant(item, where, calls))
+                messages.append(_assistant(item, where, calls, names))
             elif role == "tool":
                 name = calls.get(str(item.get("tool_call_id")))
                 text = text_of(item.get("content"), where)
@@ -80,7 +83,9 @@ def _messages(items: list[Any] | None) -> tuple[list[Message], str | None]:
     return messages, "\n\n".join(instructions) or None
 
 
-def _assistant(item: dict[str, Any], where: str, calls: dict[str, str]) -> Message:
+def _assistant(
+    item: dict[str, Any], where: str, calls: dict[str, str], names: ToolNames
+) -> Message:
     reasoning = item.get("reasoning_content") or item.get("reasoning") or ""
     if not isinstance(reasoning, str):
         raise bad_request("reasoning_content must be a string", f"{where}.reasoning_content")
@@ -92,8 +97,9 @@ def _assistant(item: dict[str, Any], where: str, calls: dict[str, str]) -> Messa
         arguments = function.get("arguments") or "{}"
         if not isinstance(arguments, str):  # some clients send the object itself
             arguments = json.dumps(arguments, ensure_ascii=False)
-        records.append(ToolCallRecord(function["name"], arguments))
-        calls[str(call.get("id"))] = function["name"]
+        name = names.model(function["name"])
+        records.append(ToolCallRecord(name, arguments))
+        calls[str(call.get("id"))] = name
     content = item.get("content")
     text = "" if content is None else text_of(content, where)
     return Message("assistant", text, reasoning=reasoning, tool_calls=tuple(records))
