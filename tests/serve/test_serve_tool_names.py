@@ -22,7 +22,14 @@ from typing import Any
 import pytest
 from serve_helpers import Running, running_server
 
+from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.harmony import render_prompt
+from gptoss_local.serve.anthropic.request import MessagesReader
+from gptoss_local.serve.api_request import RequestReader
+from gptoss_local.serve.chat_request import ChatReader
+from gptoss_local.serve.errors import ApiError
+from gptoss_local.serve.responses_reply import ResponsesReply
+from gptoss_local.serve.responses_request import ResponsesReader
 
 QUESTION = "What is the weather in Tokyo?"
 CALLED = "mcp__my-server__get_weather"  # the first tool: the one the model calls
@@ -279,3 +286,50 @@ def test_a_long_name_the_api_takes_is_served(served: Running, dialect: str) -> N
     assert status == 200, raw
     assert [c.name for c in api.calls(raw, False)] == [name]
     assert [t.name for t in served.seen.conversations[-1].tools] == ["a_" * (longest // 2)]
+
+
+WEATHER = {"type": "function", "function": function("get-weather")}
+FLAT = {"type": "function", **function("get-weather")}
+
+
+@pytest.mark.parametrize(
+    ("reader", "tools", "choice"),
+    [
+        (ChatReader(), [WEATHER], {"type": "function", "function": {"name": "get-weather"}}),
+        (ResponsesReader(), [FLAT], {"type": "function", "name": "get-weather"}),
+        (ResponsesReader(), [FLAT], {"type": "allowed_tools", "mode": "required",
+                                     "tools": [{"type": "function", "name": "get-weather"}]}),
+        (MessagesReader(), [messages_body(["get-weather"], [], False)["tools"][0]],
+         {"type": "tool", "name": "get-weather"}),
+    ],
+    ids=["chat", "responses", "allowed_tools", "messages"],
+)  # fmt: skip
+def test_a_tool_choice_names_the_tool_as_the_client_does(
+    reader: RequestReader, tools: list[Piece], choice: Piece
+) -> None:
+    body = {"model": "gpt-oss-20b", "max_tokens": 10, "tools": tools, "tool_choice": choice,
+            ("input" if isinstance(reader, ResponsesReader) else "messages"):
+            [{"role": "user", "content": "hi"}]}  # fmt: skip
+    request = reader.read(body, ("gpt-oss-20b",), GenerationSettings()).request
+    assert [t.name for t in request.conversation.tools] == ["get_weather"]
+    assert request.tool_choice.forced and request.tool_choice.name in (None, "get_weather")
+
+
+def test_a_tool_choice_of_a_tool_not_offered_lists_the_tools_by_the_clients_names() -> None:
+    body = {
+        "model": "gpt-oss-20b",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [WEATHER],
+        "tool_choice": {"type": "function", "function": {"name": "x"}},
+    }
+    with pytest.raises(ApiError, match=r"it offers get-weather\)"):
+        ChatReader().read(body, ("gpt-oss-20b",), GenerationSettings())
+
+
+def test_a_response_echoes_its_tools_and_choice_by_the_clients_names() -> None:
+    body = {"model": "gpt-oss-20b", "input": "hi", "tools": [FLAT],
+            "tool_choice": {"type": "function", "name": "get-weather"}}  # fmt: skip
+    asked = ResponsesReader().read(body, ("gpt-oss-20b",), GenerationSettings())
+    response = ResponsesReply(asked).response()
+    assert [t["name"] for t in response["tools"]] == ["get-weather"]
+    assert response["tool_choice"] == {"type": "function", "name": "get-weather"}
