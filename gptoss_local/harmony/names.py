@@ -54,18 +54,22 @@ def safe_name(name: str) -> str:
     return f"_{safe}" if safe[0].isdigit() else safe
 
 
-class ToolNames:
-    """The client's names of one request's tools and the model's names for them.
+class NameMap:
+    """The client's names of one kind (tools, or namespaces) in one request, and the model's
+    names for them.
 
     Args:
-        offered: The names of the tools the request offers, in order: identifiers among
-            them keep their names, the others get free ones (in that order). Names `rule`
-            refuses are skipped (reading the tool refuses them).
+        offered: The names the request offers, in order: identifiers among them keep their
+            names, the others get free ones (in that order). Names `rule` refuses are
+            skipped (reading the tool refuses them).
         rule: The names the request's API takes.
+        what: What the names name, for messages.
     """
 
-    def __init__(self, offered: Iterable[str] = (), rule: NameRule = ANY_NAME) -> None:
-        self.rule = rule
+    def __init__(
+        self, offered: Iterable[str] = (), rule: NameRule = ANY_NAME, what: str = "tool"
+    ) -> None:
+        self.rule, self.what = rule, what
         self._model: dict[str, str] = {}  # the client's name -> the model's
         self._client: dict[str, str] = {}  # the model's name -> the client's
         given = [n for n in dict.fromkeys(offered) if isinstance(n, str)]
@@ -77,8 +81,8 @@ class ToolNames:
             self.model(name)
 
     def model(self, name: str) -> str:
-        """The model's name for the tool the client calls `name`; a name met for the first
-        time (a call in the history to a tool no longer offered) is given one now.
+        """The model's name for what the client calls `name`; a name met for the first time
+        (a call in the history to a tool no longer offered) is given one now.
 
         Raises:
             ValueError: the request's API refuses `name`.
@@ -86,7 +90,7 @@ class ToolNames:
         found = self._model.get(name)
         if found is not None:
             return found
-        self.rule.check(name)
+        self.rule.check(name, self.what)
         found = candidate = name if is_identifier(name) else safe_name(name)
         number = 2
         while found in self._client:
@@ -99,21 +103,39 @@ class ToolNames:
         return self._model.get(name)
 
     def client(self, name: str) -> str:
-        """The client's name for the tool the model calls `name` (a name given to no tool of
-        the request, as it is)."""
+        """The client's name for what the model calls `name` (a name given to nothing of the
+        request, as it is)."""
         return self._client.get(name, name)
 
+    def _add(self, client: str, model: str) -> None:
+        self._model[client], self._client[model] = model, client
+
+
+class ToolNames(NameMap):
+    """The client's names of one request's tools and the model's names for them (`NameMap`),
+    and the same of the namespaces its tools are grouped in (`namespaces`: the Responses
+    API's).
+
+    Args:
+        offered: The names of the tools the request offers, in order.
+        rule: The names the request's API takes (of tools and of namespaces).
+        namespaces: The names of the namespaces it offers, in order.
+    """
+
+    def __init__(
+        self, offered: Iterable[str] = (), rule: NameRule = ANY_NAME, namespaces: Iterable[str] = ()
+    ) -> None:
+        super().__init__(offered, rule)
+        self.namespaces = NameMap([FUNCTIONS, *namespaces], rule, "namespace")
+
     def call(self, recipient: str) -> tuple[str, str]:
-        """The namespace and the client's name of the tool a call's recipient addresses
+        """The namespace and the tool a call's recipient addresses, by the client's names
         (``functions.get_weather`` or ``get_weather`` -> ``("functions", "get-weather")``)."""
         namespace, name = split_recipient(recipient)
-        return namespace, self.client(name)
+        return self.namespaces.client(namespace), self.client(name)
 
     def called(self, recipient: str) -> str:
         """A call's recipient as the client names its tool: the client's name of a function,
         ``NAMESPACE.NAME`` of a tool of another namespace."""
         namespace, name = self.call(recipient)
         return name if namespace == FUNCTIONS else f"{namespace}.{name}"
-
-    def _add(self, client: str, model: str) -> None:
-        self._model[client], self._client[model] = model, client

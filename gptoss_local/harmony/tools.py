@@ -19,6 +19,15 @@ from gptoss_local.harmony.render import render_prompt
 from gptoss_local.harmony.schema import check
 
 
+def offered_namespaces(items: Any) -> list[str]:
+    """The names of the namespaces in a `tools` array, in order."""
+    found = []
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and item.get("type") == "namespace":
+            found.append(item.get("name"))
+    return [name for name in found if isinstance(name, str)]
+
+
 def offered_names(items: Any) -> list[str]:
     """The names of the tools in a `tools` array, in order, inside namespaces too (what is
     not a tool of a known shape is skipped: reading it refuses it)."""
@@ -48,6 +57,10 @@ def namespace_tools(item: dict[str, Any], index: int, names: ToolNames | None = 
     inside = item.get("tools")
     if not isinstance(name, str) or not isinstance(description, str):
         raise ValueError(f'namespace tool {index} needs a "name" and a text "description"')
+    try:
+        space = name if names is None else names.namespaces.model(name)
+    except ValueError as exc:
+        raise ValueError(f"namespace {name!r} cannot be offered: {exc}") from None
     if not isinstance(inside, list) or not inside:
         raise ValueError(f'namespace {name!r} needs "tools", an array of function or custom tools')
     tools = []
@@ -55,7 +68,7 @@ def namespace_tools(item: dict[str, Any], index: int, names: ToolNames | None = 
         custom = isinstance(spec, dict) and spec.get("type") == "custom"
         tool = custom_tool(spec, place, names) if custom else function_tool(spec, place, names)
         try:
-            tools.append(replace(tool, namespace=name, namespace_description=description))
+            tools.append(replace(tool, namespace=space, namespace_description=description))
         except ValueError as exc:
             raise ValueError(f"namespace {name!r} cannot be offered: {exc}") from None
     return tools

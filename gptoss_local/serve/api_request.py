@@ -19,7 +19,7 @@ from gptoss_local.backends.base import GenerationSettings, ReplyRequest, Respons
 from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.harmony import render_prompt
 from gptoss_local.harmony.names import OPENAI_NAMES, NameRule, ToolNames
-from gptoss_local.harmony.tools import offered_names
+from gptoss_local.harmony.tools import offered_names, offered_namespaces
 from gptoss_local.serve import fields
 from gptoss_local.serve.choice import tool_choice
 from gptoss_local.serve.errors import bad_request
@@ -87,7 +87,8 @@ class RequestReader(ABC):
         fields.refuse_unsupported(body)
         self.refuse(body)
         # The offered tools' names first: the history names them too, and each gets one name.
-        names = ToolNames(offered_names(body.data.get("tools")), self.name_rule)
+        given = body.data.get("tools")
+        names = ToolNames(offered_names(given), self.name_rule, offered_namespaces(given))
         messages, instructions = self.history(body, limits, names)
         effort = fields.effort(self.effort(body), self.effort_param, defaults.effort)
         settings = fields.sampling(body, replace(defaults, effort=effort), self.max_keys)

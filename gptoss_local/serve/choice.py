@@ -114,13 +114,15 @@ def _named(
     namespace = spec.get("namespace") if isinstance(spec, dict) else None
     _need_tools(offered, where)
     model = names.known(name) or name
+    if isinstance(namespace, str):
+        namespace = names.namespaces.known(namespace) or namespace
     found = [t for t in offered if t.name == model and namespace in (None, t.namespace)]
     if not found:
         listed = ", ".join(sorted({names.client(t.name) for t in offered}))
         raise bad_request(f"tool_choice names {name!r}, which the request does not offer "
                           f"(it offers {listed})", where)  # fmt: skip
     if len(found) > 1:
-        spaces = ", ".join(t.namespace for t in found)
+        spaces = ", ".join(names.namespaces.client(t.namespace) for t in found)
         raise bad_request(f"{name!r} is a tool of several namespaces ({spaces}): say which "
                           "with namespace", where)  # fmt: skip
     return found[0]

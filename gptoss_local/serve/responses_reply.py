@@ -219,7 +219,8 @@ def tools_as_given(tools: Iterable[Tool], names: ToolNames) -> list[dict[str, An
             out.append(given)
             continue
         if t.namespace not in spaces:
-            spaces[t.namespace] = {"type": "namespace", "name": t.namespace,
+            name = names.namespaces.client(t.namespace)
+            spaces[t.namespace] = {"type": "namespace", "name": name,
                                    "description": t.namespace_description, "tools": []}  # fmt: skip
             out.append(spaces[t.namespace])
         spaces[t.namespace]["tools"].append(given)

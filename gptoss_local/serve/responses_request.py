@@ -169,7 +169,8 @@ class _History:
         if not isinstance(name, str) or not isinstance(namespace, str):
             raise bad_request(f"a {item['type']} needs a name (and a namespace, text)",
                               f"{where}.name")  # fmt: skip
-        call = ToolCallRecord(self.names.model(name), arguments, namespace=namespace)
+        space = self.names.namespaces.model(namespace)
+        call = ToolCallRecord(self.names.model(name), arguments, namespace=space)
         self._group(after_text=False).calls.append(call)
         self._calls[str(item.get("call_id"))] = call.name
 

@@ -17,7 +17,12 @@ from gptoss_local.harmony.names import (
     ToolNames,
     safe_name,
 )
-from gptoss_local.harmony.tools import function_tool, offered_names
+from gptoss_local.harmony.tools import (
+    function_tool,
+    namespace_tools,
+    offered_names,
+    offered_namespaces,
+)
 
 
 @pytest.mark.parametrize(
@@ -96,3 +101,17 @@ def test_a_tool_read_with_the_names_has_the_safe_name_and_renders_as_an_identifi
     assert render_prompt([], tools=[tool]) == render_prompt([], tools=[plain])
     with pytest.raises(ValueError, match="cannot be offered: tool name 'a b' must be 1 to 64"):
         function_tool({"name": "a b"}, 0, names)
+
+
+def test_namespaces_are_named_apart_from_tools() -> None:
+    names = ToolNames(["read-file"], OPENAI_NAMES, ["my-server", "my_server"])
+    assert names.namespaces.model("my-server") == "my_server_2"
+    assert names.namespaces.model("functions") == "functions"
+    assert names.call("my_server_2.read_file") == ("my-server", "read-file")
+    assert names.called("my_server.read_file") == "my_server.read-file"
+    with pytest.raises(ValueError, match="namespace name 'a b' must be"):
+        names.namespaces.model("a b")
+    space = {"type": "namespace", "name": "my-server", "tools": [{"name": "read-file"}]}
+    assert offered_namespaces([space, {"name": "x"}]) == ["my-server"]
+    (tool,) = namespace_tools(space, 0, names)
+    assert (tool.namespace, tool.name) == ("my_server_2", "read_file")

@@ -333,3 +333,34 @@ def test_a_response_echoes_its_tools_and_choice_by_the_clients_names() -> None:
     response = ResponsesReply(asked).response()
     assert [t["name"] for t in response["tools"]] == ["get-weather"]
     assert response["tool_choice"] == {"type": "function", "name": "get-weather"}
+
+
+def test_a_namespace_whose_name_is_no_identifier_goes_safe_and_back(served: Running) -> None:
+    """The Responses API's namespaces (Codex groups tools so) are named like tools: the model
+    sees ``my_server.read_file``, the client gets its ``my-server`` and ``read-file`` back, and
+    reads them back in the history."""
+    space = {"type": "namespace", "name": "my-server", "description": "A server's tools.",
+             "tools": [{"type": "function", **function("read-file")}]}  # fmt: skip
+    body = {"model": "gpt-oss-tiny", "input": QUESTION, "tools": [space]}
+    status, raw = post(served, "/v1/responses", body)
+    assert status == 200, raw
+    reply = json.loads(raw)
+    (call,) = [item for item in reply["output"] if item["type"] == "function_call"]
+    assert (call["namespace"], call["name"]) == ("my-server", "read-file")
+    assert reply["tools"][0]["name"] == "my-server"
+    assert reply["tools"][0]["tools"][0]["name"] == "read-file"
+    (tool,) = served.seen.conversations[-1].tools
+    assert (tool.namespace, tool.name) == ("my_server", "read_file")
+    sent = {key: call[key] for key in ("type", "call_id", "name", "namespace", "arguments")}
+    answer = {"type": "function_call_output", "call_id": call["call_id"], "output": OUTPUT}
+    history = [{"role": "user", "content": QUESTION}, sent, answer]
+    status, raw = post(served, "/v1/responses", {**body, "input": history})
+    assert status == 200, raw
+    _, made, result = served.seen.conversations[-1].messages
+    assert [(c.namespace, c.name) for c in made.tool_calls] == [("my_server", "read_file")]
+    assert result.tool_name == "read_file"
+    choice = {"type": "function", "name": "read-file", "namespace": "my-server"}
+    asked = ResponsesReader().read({**body, "tool_choice": choice}, ("gpt-oss-tiny",),
+                                   GenerationSettings())  # fmt: skip
+    assert (asked.request.tool_choice.namespace, asked.request.tool_choice.name) == (
+        "my_server", "read_file")  # fmt: skip
