@@ -49,7 +49,7 @@ def tool_choice(
         return (), ToolChoice()
     if value == "required":
         _need_tools(offered, PARAM)
-        return _held(offered), ToolChoice(required=True)
+        return _held(offered, names), ToolChoice(required=True)
     if not isinstance(value, dict):
         raise bad_request('tool_choice must be "auto", "none", "required" or an object',
                           PARAM)  # fmt: skip
@@ -58,7 +58,7 @@ def tool_choice(
         return _allowed(value, offered, responses, names)
     if kind in ("function", "custom"):
         tool = _named(value, offered, responses, PARAM, names)
-        _held((tool,))
+        _held((tool,), names)
         return offered, ToolChoice(name=tool.name, namespace=tool.namespace)
     raise bad_request(
         f"tool_choice of type {kind!r} is not supported: choose a function the request offers",
@@ -93,7 +93,7 @@ def _allowed(
             chosen.append(tool)
     kept = tuple(t for t in offered if t in chosen)  # in the order offered
     if mode == "required":
-        return _held(kept), ToolChoice(required=True)
+        return _held(kept, names), ToolChoice(required=True)
     return kept, ToolChoice()
 
 
@@ -128,20 +128,21 @@ def _named(
     return found[0]
 
 
-def _held(tools: tuple[Tool, ...]) -> tuple[Tool, ...]:
+def _held(tools: tuple[Tool, ...], names: ToolNames) -> tuple[Tool, ...]:
     """`tools`, once each one a forced call may go to can be held to its parameters (the
     engine's grammar writes the arguments; `schemas.check_schema` refuses what it cannot
     express, and that is this 400 rather than a failure once the request has waited)."""
     for tool in tools:
         if tool.parameters is None or tool.text_input is not None:
             continue  # no arguments, or raw text: nothing to hold
+        name = names.client(tool.name)  # as the client knows it
         try:
             schemas.check_schema(tool.parameters)
         except schemas.SchemaLoop as exc:
-            raise bad_request(f"the parameters of {tool.name!r} cannot be answered: {exc}",
+            raise bad_request(f"the parameters of {name!r} cannot be answered: {exc}",
                               PARAM) from None  # fmt: skip
         except schemas.SchemaError as exc:
-            raise bad_request(f"a call to {tool.name!r} cannot be forced: its parameters "
+            raise bad_request(f"a call to {name!r} cannot be forced: its parameters "
                               f"cannot be enforced ({exc})", PARAM,
                               "unsupported_value") from None  # fmt: skip
     return tools

@@ -364,3 +364,12 @@ def test_a_namespace_whose_name_is_no_identifier_goes_safe_and_back(served: Runn
                                    GenerationSettings())  # fmt: skip
     assert (asked.request.tool_choice.namespace, asked.request.tool_choice.name) == (
         "my_server", "read_file")  # fmt: skip
+
+
+def test_a_forced_call_that_cannot_be_held_names_the_tool_as_the_client_does() -> None:
+    loop = {"type": "object", "properties": {"me": {"$ref": "#"}}, "required": ["me"]}
+    tool = {"type": "function", "function": {"name": "nest-me", "parameters": loop}}
+    body = {"model": "gpt-oss-20b", "messages": [{"role": "user", "content": "hi"}],
+            "tools": [tool], "tool_choice": "required"}  # fmt: skip
+    with pytest.raises(ApiError, match="the parameters of 'nest-me' cannot be answered"):
+        ChatReader().read(body, ("gpt-oss-20b",), GenerationSettings())
