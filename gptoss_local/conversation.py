@@ -9,7 +9,8 @@ from, and the events an `AssistantDraft` folds into the assistant's message).
 
 Names of tools and calls must be plain identifiers, and a function may not take the name of
 one of gpt-oss's built-in tools: the model addresses tools by these names (``to=functions.NAME``),
-whichever engine renders the prompt. The built-in browser is a namespace of its own
+whichever engine renders the prompt (the server gives a client's other names identifiers in their
+place, `harmony.names`). The built-in browser is a namespace of its own
 (``to=browser.search``), so its calls are the only ones recorded in a built-in's namespace.
 A tool takes a JSON object (`parameters`) or, freeform, raw text (`text_input`: Codex's
 ``apply_patch`` takes a patch).
@@ -53,13 +54,19 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 DraftPart = Literal["reasoning", "content", "call"]
 
 
+def is_identifier(name: str) -> bool:
+    """Whether `name` can name a tool in the prompt: ``[A-Za-z_][A-Za-z0-9_]*`` (a client's
+    other names get one that can, `harmony.names`)."""
+    return isinstance(name, str) and _NAME_RE.fullmatch(name) is not None
+
+
 def _check_name(name: str, what: str) -> None:
     """Refuse a tool or call name that is not a plain identifier (`what`: for the message).
 
     Raises:
         ValueError: `name` is not ``[A-Za-z_][A-Za-z0-9_]*``.
     """
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+    if not is_identifier(name):
         raise ValueError(f"{what} name {name!r} must be an identifier ([A-Za-z_][A-Za-z0-9_]*)")
 
 

@@ -35,7 +35,8 @@ from gptoss_local.conversation import Citation, Conversation, Message, Tool, fil
 from gptoss_local.errors import WishError
 from gptoss_local.events import AnswerDelta, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.harmony import render_prompt
-from gptoss_local.harmony.tools import function_tool
+from gptoss_local.harmony.names import OPENAI_NAMES, ToolNames
+from gptoss_local.harmony.tools import function_tool, offered_names
 from gptoss_local.i18n import _
 from gptoss_local.launch.engine_switch import ask_on_terminal
 from gptoss_local.launch.prepare import prepare
@@ -69,7 +70,7 @@ def run_run(args: argparse.Namespace) -> int:
         instructions=args.instructions,
         current_date=args.date,
     )
-    functions = _load_tools(args.tools)
+    functions, names = _load_tools(args.tools)
     registry = _registry(args.allow_tool, functions, f"--tools {args.tools}", settings)
     try:
         conversation = registry.offer(conversation)
@@ -82,8 +83,8 @@ def run_run(args: argparse.Namespace) -> int:
             )  # fmt: skip
             sys.stdout.write(text + "\n")
             return 0
-        choice = tool_choice(args.tool_choice, conversation)
-        return _answer(args, settings, wishes, conversation, registry, fmt, choice)
+        choice = tool_choice(args.tool_choice, conversation, names)
+        return _answer(args, settings, wishes, conversation, registry, fmt, choice, names)
     finally:
         registry.close()
 
@@ -130,6 +131,7 @@ def _answer(
     registry: ToolRegistry,
     fmt: ResponseFormat | None,
     choice: ToolChoice,
+    names: ToolNames,
 ) -> int:
     local = prepare(wishes, settings, warn=warn).ready
     assert local is not None  # made ready: `run` asks nothing first
@@ -150,12 +152,16 @@ def _answer(
                         max_calls=settings.max_tool_calls)  # fmt: skip
         request = loop.offer(ReplyRequest(conversation, generation, fmt, choice))
         _check_room(backend, request)
-        return _stream(loop, request, args)
+        return _stream(loop, request, args, names)
     finally:
         backend.close()
 
 
-def _stream(loop: ToolLoop, request: ReplyRequest, args: argparse.Namespace) -> int:
+def _stream(
+    loop: ToolLoop, request: ReplyRequest, args: argparse.Namespace, names: ToolNames
+) -> int:
+    """Write the run's events (a `--tools` function's call by the name the file gives it,
+    `names`); the exit code."""
     fmt = request.response_format
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_args: _interrupt(cancel))
@@ -166,6 +172,8 @@ def _stream(loop: ToolLoop, request: ReplyRequest, args: argparse.Namespace) -> 
     citations: tuple[Citation, ...] = ()
     try:
         for event in loop.run(request, cancel):
+            if isinstance(event, ToolCall):
+                event = replace(event, name=names.called(event.name))
             if isinstance(event, ReplyEnded):
                 stats, answer, turn = event.stats, "".join(turn), []
                 citations = event.citations
@@ -328,9 +336,11 @@ def _read_prompt(args: argparse.Namespace) -> str:
     return text
 
 
-def _load_tools(path: Path | None) -> tuple[Any, ...]:
+def _load_tools(path: Path | None) -> tuple[tuple[Tool, ...], ToolNames]:
+    """The functions of a `--tools` file, by the model's names for them, and those names
+    (a name such as ``get-weather`` is ``get_weather`` in the prompt)."""
     if path is None:
-        return ()
+        return (), ToolNames()
 
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -349,12 +359,13 @@ def _load_tools(path: Path | None) -> tuple[Any, ...]:
             )
         )
     tools = []
+    names = ToolNames(offered_names(raw), OPENAI_NAMES)
     for index, item in enumerate(raw):
         try:
-            tools.append(function_tool(item, index))
+            tools.append(function_tool(item, index, names))
         except ValueError as exc:
             raise WishError(f"{path}: {exc}") from None
-    return tuple(tools)
+    return tuple(tools), names
 
 
 def _stderr(text: str, end: str = "\n") -> None:

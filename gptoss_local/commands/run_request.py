@@ -10,6 +10,7 @@ from pathlib import Path
 from gptoss_local.backends.base import ResponseFormat, ToolChoice
 from gptoss_local.conversation import Conversation
 from gptoss_local.errors import WishError
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.i18n import _
 from gptoss_local.schemas import SchemaError, SchemaLoop, check_answer, check_schema
 
@@ -67,16 +68,19 @@ def _check_loops(schema: dict[str, object], where: str) -> None:
         pass
 
 
-def tool_choice(given: str | None, conversation: Conversation) -> ToolChoice:
+def tool_choice(
+    given: str | None, conversation: Conversation, names: ToolNames | None = None
+) -> ToolChoice:
     """`--tool-choice`: `auto` (the model decides), `required` (a call of any tool offered),
-    or the name of the function tool it must call.
+    or the name of the function tool it must call (as `--tools` names it: `names`).
 
     Raises:
         WishError: No tools are offered, or none of that name.
     """
     if given is None or given == "auto":
         return ToolChoice()
-    offered = [tool.name for tool in conversation.tools]
+    names = names or ToolNames()
+    offered = [names.client(tool.name) for tool in conversation.tools]
     if not offered:
         raise WishError(
             _("--tool-choice {choice}: no function tools are offered").format(choice=given),
@@ -84,7 +88,8 @@ def tool_choice(given: str | None, conversation: Conversation) -> ToolChoice:
         )
     if given == "required":
         return ToolChoice(required=True)
-    tool = next((t for t in conversation.tools if t.name == given), None)
+    wanted = names.known(given) or given
+    tool = next((t for t in conversation.tools if t.name == wanted), None)
     if tool is None:
         raise WishError(
             _("--tool-choice {choice}: no function tool of that name is offered ({names})").format(

@@ -4,9 +4,11 @@
 Completions form `{"type": "function", "function": {"name", "description", "parameters"}}` or
 the flat form of the Responses API and of a tools file, `{"name", "description", "parameters"}`.
 The Responses API also groups tools in namespaces (`namespace_tools`) and has freeform tools,
-whose input is raw text (`custom_tool`: Codex's ``apply_patch``). Our own client writes the
-built-in tools and namespaced functions in these shapes too (`builtin_json`, `namespace_json`),
-for our engine to read back (`builtin_tool`, `namespace_tools`) and render as it would here.
+whose input is raw text (`custom_tool`: Codex's ``apply_patch``). Given the request's
+`ToolNames`, a tool's name is the client's, and the `Tool` has the model's name for it. Our own
+client writes the built-in tools and namespaced functions in these shapes too (`builtin_json`,
+`namespace_json`), for our engine to read back (`builtin_tool`, `namespace_tools`) and render as
+it would here.
 """
 
 from __future__ import annotations
@@ -16,11 +18,38 @@ from dataclasses import replace
 from typing import Any
 
 from gptoss_local.conversation import TEXT_SYNTAXES, BuiltinTool, TextInput, Tool
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.harmony.render import render_prompt
 from gptoss_local.harmony.schema import check
 
 
-def namespace_tools(item: dict[str, Any], index: int) -> list[Tool]:
+def offered_namespaces(items: Any) -> list[str]:
+    """The names of the namespaces in a `tools` array, in order."""
+    found = []
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and item.get("type") == "namespace":
+            found.append(item.get("name"))
+    return [name for name in found if isinstance(name, str)]
+
+
+def offered_names(items: Any) -> list[str]:
+    """The names of the tools in a `tools` array, in order, inside namespaces too (what is
+    not a tool of a known shape is skipped: reading it refuses it)."""
+    found: list[str] = []
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "namespace":
+            found += offered_names(item.get("tools"))
+            continue
+        spec = item.get("function", item)
+        name = spec.get("name") if isinstance(spec, dict) else None
+        if isinstance(name, str):
+            found.append(name)
+    return found
+
+
+def namespace_tools(item: dict[str, Any], index: int, names: ToolNames | None = None) -> list[Tool]:
     """The tools of a namespace, `{"type": "namespace", "name", "description", "tools":
     [function or custom tools]}`, which the model calls as ``NAME.TOOL``.
 
@@ -32,21 +61,26 @@ def namespace_tools(item: dict[str, Any], index: int) -> list[Tool]:
     inside = item.get("tools")
     if not isinstance(name, str) or not isinstance(description, str):
         raise ValueError(f'namespace tool {index} needs a "name" and a text "description"')
+    try:
+        space = name if names is None else names.namespaces.model(name)
+    except ValueError as exc:
+        raise ValueError(f"namespace {name!r} cannot be offered: {exc}") from None
     if not isinstance(inside, list) or not inside:
         raise ValueError(f'namespace {name!r} needs "tools", an array of function or custom tools')
     tools = []
     for place, spec in enumerate(inside):
         custom = isinstance(spec, dict) and spec.get("type") == "custom"
-        tool = custom_tool(spec, place) if custom else function_tool(spec, place)
+        tool = custom_tool(spec, place, names) if custom else function_tool(spec, place, names)
         try:
-            tools.append(replace(tool, namespace=name, namespace_description=description))
+            tools.append(replace(tool, namespace=space, namespace_description=description))
         except ValueError as exc:
             raise ValueError(f"namespace {name!r} cannot be offered: {exc}") from None
     return tools
 
 
-def function_tool(item: Any, index: int) -> Tool:
-    """The tool `item` describes (`index`: its place in the list, for messages).
+def function_tool(item: Any, index: int, names: ToolNames | None = None) -> Tool:
+    """The tool `item` describes (`index`: its place in the list, for messages; `names`: the
+    request's, which give the tool the model's name for it).
 
     Raises:
         ValueError: the item is not a function tool, has no name, a name that is not an
@@ -65,7 +99,7 @@ def function_tool(item: Any, index: int) -> Tool:
             f'tool {name!r}: "description" must be text and "parameters" a JSON schema object'
         )
     try:
-        tool = Tool(name, description, parameters)
+        tool = Tool(_named(name, names), description, parameters)
         if parameters is not None:
             check(parameters)  # rendering takes anything; a person's mistake is told here
         render_prompt([], tools=[tool])
@@ -76,7 +110,7 @@ def function_tool(item: Any, index: int) -> Tool:
     return tool
 
 
-def custom_tool(item: dict[str, Any], index: int) -> Tool:
+def custom_tool(item: dict[str, Any], index: int, names: ToolNames | None = None) -> Tool:
     """The freeform tool `item` describes, `{"type": "custom", "name", "description",
     "format"}` (`index`: its place in the list, for messages): the model writes its input as
     raw text. `format` is `{"type": "text"}` (the same when absent) or `{"type": "grammar",
@@ -94,11 +128,16 @@ def custom_tool(item: dict[str, Any], index: int) -> Tool:
     if not isinstance(description, str):
         raise ValueError(f'tool {name!r}: "description" must be text')
     try:
-        tool = Tool(name, description, text_input=_text_input(item.get("format")))
+        tool = Tool(_named(name, names), description, text_input=_text_input(item.get("format")))
         render_prompt([], tools=[tool])
     except ValueError as exc:
         raise ValueError(f"tool {name!r} cannot be offered: {exc}") from None
     return tool
+
+
+def _named(name: str, names: ToolNames | None) -> str:
+    """The model's name for the tool the client names `name` (without `names`, `name`)."""
+    return name if names is None else names.model(name)
 
 
 def _text_input(given: Any) -> TextInput:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gptoss_local.backends.base import GenerationSettings, ReplyRequest, ResponseFormat
 from gptoss_local.conversation import Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.harmony import render_prompt
+from gptoss_local.harmony.names import OPENAI_NAMES, NameRule, ToolNames
+from gptoss_local.harmony.tools import offered_names, offered_namespaces
 from gptoss_local.serve import fields
 from gptoss_local.serve.choice import tool_choice
 from gptoss_local.serve.errors import bad_request
@@ -43,6 +45,8 @@ class ApiRequest:
     keep_alive: float | None = None
     # Our own client asked (`ours`): the reply says on which channel each call was written.
     ours: bool = False
+    # The client's tool names and the model's: the reply names calls as the client does.
+    names: ToolNames = field(default_factory=ToolNames)
 
 
 class RequestReader(ABC):
@@ -54,6 +58,8 @@ class RequestReader(ABC):
         format_param: The field that asks for a format of the answer.
         max_keys: The fields that bound the reply's tokens; the first present counts.
         responses: It spells tool choices as the Responses API does (`choice.py`).
+        name_rule: The tool names it takes (others are refused; those that are no
+            identifiers are given one in the prompt, `ToolNames`).
     """
 
     param: str
@@ -61,6 +67,7 @@ class RequestReader(ABC):
     format_param: str
     max_keys: tuple[str, ...]
     responses: bool = False
+    name_rule: NameRule = OPENAI_NAMES
 
     def read(
         self,
@@ -91,12 +98,15 @@ class RequestReader(ABC):
         model = fields.model_name(body, known_models)
         fields.refuse_unsupported(body)
         self.refuse(body)
-        messages, instructions = self.history(body, limits)
-        ours = self.ours(body) or Ours()
+        # The offered tools' names first: the history names them too, and each gets one name.
+        given = body.data.get("tools")
+        names = ToolNames(offered_names(given), self.name_rule, offered_namespaces(given))
+        messages, instructions = self.history(body, limits, names)
+        ours = self.ours(body) or Ours()  # our own client's tools: the model's names already
         effort = fields.effort(self.effort(body), self.effort_param, defaults.effort)
         settings = fields.sampling(body, replace(defaults, effort=effort), self.max_keys)
-        offered = self.tools(body) + ours.tools
-        tools, choice = tool_choice(body.data.get("tool_choice"), offered, self.responses)
+        offered = self.tools(body, names) + ours.tools
+        tools, choice = tool_choice(body.data.get("tool_choice"), offered, self.responses, names)
         answer_format = self.response_format(body)
         conversation = Conversation(tuple(messages), instructions, tools, ours.current_date,
                                     ours.builtin_tools)  # fmt: skip
@@ -113,6 +123,7 @@ class RequestReader(ABC):
             carry_reasoning=self.carry_reasoning(body),
             summarise_reasoning=self.summarise_reasoning(body),
             ours=body.present(OURS_FIELD),
+            names=names,
         )
 
     def translated(
@@ -133,8 +144,11 @@ class RequestReader(ABC):
         """Refuse what this API may ask for and the server cannot honour."""
 
     @abstractmethod
-    def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
-        """The conversation's messages, and the instructions (None without any)."""
+    def history(
+        self, body: Body, limits: Limits, names: ToolNames
+    ) -> tuple[list[Message], str | None]:
+        """The conversation's messages, and the instructions (None without any); the tools
+        its calls and results name by the model's names for them (`names`)."""
 
     @abstractmethod
     def effort(self, body: Body) -> Any:
@@ -152,9 +166,9 @@ class RequestReader(ABC):
         """What our own client sends besides (`serve.ours`); None from other clients."""
         return None
 
-    def tools(self, body: Body) -> tuple[Tool, ...]:
-        """The tools offered (function tools, in either API's form)."""
-        return fields.tools(body)
+    def tools(self, body: Body, names: ToolNames) -> tuple[Tool, ...]:
+        """The tools offered (function tools, in either API's form), by the model's names."""
+        return fields.tools(body, names)
 
     def carry_reasoning(self, body: Body) -> bool:
         """Whether the reply hands its reasoning to the client to send back (`carried`)."""

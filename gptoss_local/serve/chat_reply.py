@@ -12,6 +12,7 @@ from typing import Any
 from gptoss_local.backends.base import Stats
 from gptoss_local.conversation import AssistantDraft
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.generation import Generation
 from gptoss_local.urls import OURS_FIELD
@@ -47,11 +48,15 @@ def engine_stats(stats: Stats | None) -> dict[str, Any]:
     return {name: getattr(s, name) for name in ENGINE_STATS}
 
 
-def tool_call_json(call: ToolCall, index: int | None = None, ours: bool = False) -> dict[str, Any]:
-    """A tool call; `arguments` is the text the model wrote (a JSON object when well formed).
-    To our own client (`ours`) the text as it is (python's code too) and the call's channel,
-    so it makes the very `ToolCall` the engine's parser made."""
-    function = {"name": call.name, "arguments": call.raw if ours else call.raw or "{}"}
+def tool_call_json(
+    call: ToolCall, names: ToolNames, index: int | None = None, ours: bool = False
+) -> dict[str, Any]:
+    """A tool call, by the client's name of its tool (`names`); `arguments` is the text the
+    model wrote (a JSON object when well formed). To our own client (`ours`) the text as it is
+    (python's code too) and the call's channel, so it makes the very `ToolCall` the engine's
+    parser made."""
+    arguments = call.raw if ours else call.raw or "{}"
+    function = {"name": names.called(call.name), "arguments": arguments}
     out: dict[str, Any] = {"id": new_id("call_"), "type": "function", "function": function}
     if ours:
         out[OURS_FIELD] = {"channel": call.channel}
@@ -75,8 +80,8 @@ class ChatReply:
         if draft.reasoning:
             message["reasoning_content"] = draft.reasoning
         if draft.calls:
-            ours = self.asked.ours
-            message["tool_calls"] = [tool_call_json(call, None, ours) for call in draft.calls]
+            names, ours = self.asked.names, self.asked.ours
+            message["tool_calls"] = [tool_call_json(c, names, None, ours) for c in draft.calls]
         finish = generation.finish
         choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
         head = self._head("chat.completion")
@@ -92,7 +97,7 @@ class ChatReply:
             elif isinstance(event, (AnswerDelta, PreambleDelta)):
                 yield self._chunk({"content": event.text})
             elif isinstance(event, ToolCall):
-                call = tool_call_json(event, calls, self.asked.ours)
+                call = tool_call_json(event, self.asked.names, calls, self.asked.ours)
                 yield self._chunk({"tool_calls": [call]})
                 calls += 1
         yield self._chunk({}, generation.finish)

@@ -14,12 +14,14 @@ from typing import Any
 
 from gptoss_local.backends.base import ResponseFormat
 from gptoss_local.conversation import Message
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.api_request import RequestReader
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.fields import Body
 from gptoss_local.serve.formats import chat_format
 from gptoss_local.serve.limits import Limits
 from gptoss_local.serve.ours import Ours, past_call, read_ours
+from gptoss_local.urls import OURS_FIELD
 
 # Content parts that hold text, in either API (reasoning items have their own two kinds).
 TEXT_PARTS = ("text", "input_text", "output_text", "reasoning_text", "summary_text")
@@ -39,10 +41,12 @@ class ChatReader(RequestReader):
     def response_format(self, body: Body) -> ResponseFormat | None:
         return chat_format(body.data.get("response_format"))
 
-    def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
+    def history(
+        self, body: Body, limits: Limits, names: ToolNames
+    ) -> tuple[list[Message], str | None]:
         items = body.items("messages")
         limits.check_count(items or [], "messages")  # before reading them one by one
-        return _messages(items)
+        return _messages(items, names)
 
     def ours(self, body: Body) -> Ours | None:
         return read_ours(body)
@@ -55,12 +59,12 @@ class ChatReader(RequestReader):
         return bool((body.mapping("stream_options") or {}).get("include_usage"))
 
 
-def _messages(items: list[Any] | None) -> tuple[list[Message], str | None]:
+def _messages(items: list[Any] | None, names: ToolNames) -> tuple[list[Message], str | None]:
     if not items:
         raise bad_request("messages must be a non-empty array", "messages")
     messages: list[Message] = []
     instructions: list[str] = []
-    calls: dict[str, str] = {}  # tool_call_id -> function name
+    calls: dict[str, str] = {}  # tool_call_id -> the model's name of the function
     for index, item in enumerate(items):
         where = f"messages[{index}]"
         if not isinstance(item, dict):
@@ -72,7 +76,7 @@ def _messages(items: list[Any] | None) -> tuple[list[Message], str | None]:
             elif role == "user":
                 messages.append(Message("user", text_of(item.get("content"), where)))
             elif role == "assistant":
-                messages.append(_assistant(item, where, calls))
+                messages.append(_assistant(item, where, calls, names))
             elif role == "tool":
                 name = calls.get(str(item.get("tool_call_id")))
                 text = text_of(item.get("content"), where)
@@ -84,7 +88,9 @@ def _messages(items: list[Any] | None) -> tuple[list[Message], str | None]:
     return messages, "\n\n".join(instructions) or None
 
 
-def _assistant(item: dict[str, Any], where: str, calls: dict[str, str]) -> Message:
+def _assistant(
+    item: dict[str, Any], where: str, calls: dict[str, str], names: ToolNames
+) -> Message:
     reasoning = item.get("reasoning_content") or item.get("reasoning") or ""
     if not isinstance(reasoning, str):
         raise bad_request("reasoning_content must be a string", f"{where}.reasoning_content")
@@ -96,7 +102,9 @@ def _assistant(item: dict[str, Any], where: str, calls: dict[str, str]) -> Messa
         arguments = function.get("arguments") or "{}"
         if not isinstance(arguments, str):  # some clients send the object itself
             arguments = json.dumps(arguments, ensure_ascii=False)
-        record, answered = past_call(call, function["name"], arguments)
+        name = function["name"]  # our own client's recipients (browser.search) as they are
+        name = name if isinstance(call.get(OURS_FIELD), dict) else names.model(name)
+        record, answered = past_call(call, name, arguments)
         records.append(record)
         calls[str(call.get("id"))] = answered
     content = item.get("content")

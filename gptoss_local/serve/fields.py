@@ -11,6 +11,7 @@ from typing import Any
 
 from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.conversation import Tool
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.harmony.tools import custom_tool, function_tool, namespace_tools
 from gptoss_local.kinds import EFFORTS, Effort
 from gptoss_local.serve.errors import ApiError, bad_request
@@ -151,8 +152,9 @@ def logit_bias(body: Body) -> tuple[tuple[int, float], ...]:
     return tuple(sorted(pairs))
 
 
-def tools(body: Body, responses: bool = False) -> tuple[Tool, ...]:
-    """The tools the request offers (`choice.tool_choice` then applies `tool_choice`).
+def tools(body: Body, names: ToolNames, responses: bool = False) -> tuple[Tool, ...]:
+    """The tools the request offers, by the model's names for them (`names`);
+    `choice.tool_choice` then applies `tool_choice`.
 
     `responses`: the Responses API's kinds are read too: tools grouped in namespaces, freeform
     (`custom`) tools, and web search, which is left out with a line in the log (nothing here
@@ -174,11 +176,11 @@ def tools(body: Body, responses: bool = False) -> tuple[Tool, ...]:
                               "unsupported_value")  # fmt: skip
         try:
             if responses and kind == "namespace":
-                offered += namespace_tools(item, index)
+                offered += namespace_tools(item, index, names)
             elif kind == "custom":
-                offered.append(custom_tool(item, index))
+                offered.append(custom_tool(item, index, names))
             else:
-                offered.append(function_tool(item, index))
+                offered.append(function_tool(item, index, names))
         except ValueError as exc:
             raise bad_request(str(exc), f"tools[{index}]") from None
     return tuple(offered)

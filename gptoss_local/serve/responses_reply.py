@@ -19,6 +19,7 @@ from typing import Any
 from gptoss_local.backends.base import Stats
 from gptoss_local.conversation import FUNCTIONS, AssistantDraft, DraftPart, Tool, split_recipient
 from gptoss_local.events import TEXT_EVENTS, Event, ToolCall
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.carried import seal
 from gptoss_local.serve.chat_reply import new_id
@@ -70,8 +71,9 @@ class ResponsesReply:
             "max_output_tokens": s.max_tokens, "temperature": s.temperature, "top_p": s.top_p,
             "reasoning": {"effort": s.effort,
                           "summary": "auto" if self.asked.summarise_reasoning else None},
-            "tool_choice": choice_as_given(self.asked.request.tool_choice),
-            "tools": tools_as_given(c.tools), "parallel_tool_calls": False, "store": False,
+            "tool_choice": choice_as_given(self.asked.request.tool_choice, self.asked.names),
+            "tools": tools_as_given(c.tools, self.asked.names), "parallel_tool_calls": False,
+            "store": False,
             "text": {"format": as_given(self.asked.request.response_format)},
             "metadata": {},
         }  # fmt: skip
@@ -169,12 +171,12 @@ class ResponsesReply:
         yield self._event("response.output_item.done", output_index=at, item=_copy(item))
 
     def _call(self, call: ToolCall) -> Iterator[StreamEvent]:
-        namespace, name = split_recipient(call.name)
-        if (namespace, name) in self._freeform:
+        if split_recipient(call.name) in self._freeform:
             kind, prefix, key, text = "custom_tool_call", "ctc_", "input", unwrapped(call.raw)
         else:
             kind, prefix, key, text = "function_call", "fc_", "arguments", call.raw or "{}"
         at, delta = len(self.output), f"{kind}_{key}"  # function_call_arguments, ..._input
+        namespace, name = self.asked.names.call(call.name)
         item = {"id": new_id(prefix), "type": kind, "call_id": new_id("call_"), "name": name,
                 key: "", "status": "in_progress"}  # fmt: skip
         if namespace != FUNCTIONS:
@@ -206,18 +208,19 @@ def unwrapped(raw: str) -> str:
     return value if isinstance(value, str) else raw
 
 
-def tools_as_given(tools: Iterable[Tool]) -> list[dict[str, Any]]:
-    """The tools as the request gave them: functions and custom tools, and namespaces holding
-    theirs."""
+def tools_as_given(tools: Iterable[Tool], names: ToolNames) -> list[dict[str, Any]]:
+    """The tools as the request gave them (by the client's names, `names`): functions and
+    custom tools, and namespaces holding theirs."""
     out: list[dict[str, Any]] = []
     spaces: dict[str, dict[str, Any]] = {}
     for t in tools:
-        given = _tool_as_given(t)
+        given = {**_tool_as_given(t), "name": names.client(t.name)}
         if t.namespace == FUNCTIONS:
             out.append(given)
             continue
         if t.namespace not in spaces:
-            spaces[t.namespace] = {"type": "namespace", "name": t.namespace,
+            name = names.namespaces.client(t.namespace)
+            spaces[t.namespace] = {"type": "namespace", "name": name,
                                    "description": t.namespace_description, "tools": []}  # fmt: skip
             out.append(spaces[t.namespace])
         spaces[t.namespace]["tools"].append(given)

@@ -23,6 +23,7 @@ from typing import Any
 
 from gptoss_local.backends.base import ResponseFormat
 from gptoss_local.conversation import FUNCTIONS, Message, Tool, ToolCallRecord
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve import fields
 from gptoss_local.serve.api_request import RequestReader
 from gptoss_local.serve.carried import unseal
@@ -62,11 +63,13 @@ class ResponsesReader(RequestReader):
             if value in NOT_INCLUDED:
                 raise bad_request(NOT_INCLUDED[value], "include", "unsupported_value")
 
-    def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
+    def history(
+        self, body: Body, limits: Limits, names: ToolNames
+    ) -> tuple[list[Message], str | None]:
         raw = body.data.get("input")
         if isinstance(raw, list):
             limits.check_count(raw, "input")  # before reading the items one by one
-        history = _History()
+        history = _History(names)
         history.read(raw)
         given = [body.text("instructions"), *history.instructions]
         return history.messages, "\n\n".join(filter(None, given)) or None
@@ -80,8 +83,8 @@ class ResponsesReader(RequestReader):
     def response_format(self, body: Body) -> ResponseFormat | None:
         return responses_format(body.data.get("text"))
 
-    def tools(self, body: Body) -> tuple[Tool, ...]:
-        return fields.tools(body, responses=True)
+    def tools(self, body: Body, names: ToolNames) -> tuple[Tool, ...]:
+        return fields.tools(body, names, responses=True)
 
     def summarise_reasoning(self, body: Body) -> bool:
         summary = (body.mapping("reasoning") or {}).get("summary")
@@ -106,13 +109,15 @@ class _Assistant:
 
 
 class _History:
-    """Input items in order, assistant items grouped into Harmony messages."""
+    """Input items in order, assistant items grouped into Harmony messages; the tools by the
+    model's names for them (`names`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: ToolNames) -> None:
+        self.names = names
         self.messages: list[Message] = []
         self.instructions: list[str] = []
         self._open: _Assistant | None = None
-        self._calls: dict[str, str] = {}  # call_id -> the tool's name
+        self._calls: dict[str, str] = {}  # call_id -> the model's name of the tool
 
     def read(self, raw: Any) -> None:
         if isinstance(raw, str):
@@ -164,9 +169,10 @@ class _History:
         if not isinstance(name, str) or not isinstance(namespace, str):
             raise bad_request(f"a {item['type']} needs a name (and a namespace, text)",
                               f"{where}.name")  # fmt: skip
-        call = ToolCallRecord(name, arguments, namespace=namespace)
+        space = self.names.namespaces.model(namespace)
+        call = ToolCallRecord(self.names.model(name), arguments, namespace=space)
         self._group(after_text=False).calls.append(call)
-        self._calls[str(item.get("call_id"))] = name
+        self._calls[str(item.get("call_id"))] = call.name
 
     def _message(self, item: dict[str, Any], where: str) -> None:
         content = item.get("content")

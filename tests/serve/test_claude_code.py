@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,9 +41,10 @@ def claude_program() -> Path:
 
 
 def run_claude(
-    work: Path, home: Path, base_url: str, prompt: str
+    work: Path, home: Path, base_url: str, prompt: str, *flags: str
 ) -> subprocess.CompletedProcess[str]:
-    """`claude -p PROMPT` in `work`, against `base_url`, with nothing of the user's."""
+    """`claude -p PROMPT` in `work`, against `base_url`, with nothing of the user's (and
+    `flags`)."""
     models = ("ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL")
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "ANTHROPIC_BASE_URL": base_url,
            "ANTHROPIC_API_KEY": "local", **dict.fromkeys(models, "gpt-oss-tiny"),
@@ -50,7 +52,7 @@ def run_claude(
            **dict.fromkeys(("HTTPS_PROXY", "HTTP_PROXY"), NOWHERE),
            "NO_PROXY": "127.0.0.1,localhost"}  # fmt: skip
     command = [str(claude_program()), "-p", prompt, "--model", "gpt-oss-tiny", "--tools", "Bash",
-               "--allowedTools", "Bash", "--output-format", "json"]  # fmt: skip
+               "--allowedTools", "Bash", "--output-format", "json", *flags]  # fmt: skip
     return subprocess.run(command, cwd=work, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
 
@@ -79,3 +81,33 @@ def test_claude_code_runs_the_models_command_and_answers(roomy_gguf: Path, tmp_p
     assert output.role == "tool" and output.tool_name == "Bash"
     assert seen.settings[0].effort == "high"  # Claude Code's output_config.effort
     assert seen.stats[1].cached_tokens >= seen.stats[0].prompt_tokens > 5_000
+
+
+STANDIN = Path(__file__).resolve().parents[1] / "tools" / "mcp_standin.py"  # one tool: echo
+
+
+def test_claude_code_calls_the_tool_of_an_mcp_server_whose_name_has_a_hyphen(
+    roomy_gguf: Path, tmp_path: Path
+) -> None:
+    """Claude Code names the tools of MCP server `my-server` ``mcp__my-server__echo``: the
+    model sees ``mcp__my_server__echo`` and calls it so, Claude Code gets its own name back
+    (or it would not run the tool), and its result goes back to the model."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    servers = {"mcpServers": {"my-server": {"command": sys.executable,
+                                            "args": [str(STANDIN), "serve"]}}}  # fmt: skip
+    step = Step(THOUGHT, "mcp__my_server__echo", json.dumps({"text": "from the model"}))
+    script = scripted(step, answer("Done", "All done"))
+    with running_server(roomy_gguf, context=CONTEXT, steer=script) as server:
+        done = run_claude(work, home, server.url.removesuffix("/v1"), "echo something",
+                          "--mcp-config", json.dumps(servers), "--strict-mcp-config",
+                          "--allowedTools", "mcp__my-server__echo")  # fmt: skip
+        seen = server.seen
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["result"] == "All done"
+    first, second = seen.conversations
+    assert "mcp__my_server__echo" in [tool.name for tool in first.tools]
+    asked, output = second.messages[-2:]
+    assert [call.name for call in asked.tool_calls] == ["mcp__my_server__echo"]
+    assert (output.tool_name, output.content) == ("mcp__my_server__echo", "echo: from the model")

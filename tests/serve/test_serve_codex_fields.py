@@ -88,7 +88,7 @@ def test_a_function_call_with_a_namespace_goes_back_to_that_namespace() -> None:
         ({"client_metadata": "x"}, "client_metadata"),
         ({"tools": [{**MATHS, "tools": []}]}, "tools[0]"),
         ({"tools": [{**MATHS, "name": "python"}]}, "tools[0]"),
-        ({"tools": [{**MATHS, "name": "a.b"}]}, "tools[0]"),
+        ({"tools": [{**MATHS, "name": "a b"}]}, "tools[0]"),  # "a.b" is served, as a_b
         ({"tools": [{"type": "custom", "name": "patch",
                      "format": {"type": "grammar", "syntax": "ebnf", "definition": "x"}}]},
          "tools[0]"),

@@ -17,6 +17,7 @@ from gptoss_local.backends.base import GenerationSettings, Reply, ReplyRequest, 
 from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.conversation import BuiltinTool, Conversation, Message, Tool, ToolCallRecord
 from gptoss_local.events import Event, ReasoningDelta, ToolCall, TurnEnded
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.library import Library
 from gptoss_local.serve.browsing import BrowsingStreamer
 from gptoss_local.serve.chat_reply import tool_call_json
@@ -71,9 +72,10 @@ def test_a_wrong_part_of_the_field_is_a_400_naming_it(ours: Any, param: str) -> 
 
 def test_a_reply_gives_our_client_the_calls_channel_and_text_as_written() -> None:
     call = ToolCall("python", {"code": ""}, "", None, "analysis")
-    assert tool_call_json(call)["function"]["arguments"] == "{}"  # as before, for others
-    assert OURS_FIELD not in tool_call_json(call)
-    ours = tool_call_json(call, 0, ours=True)
+    names = ToolNames()
+    assert tool_call_json(call, names)["function"]["arguments"] == "{}"  # as before, for others
+    assert OURS_FIELD not in tool_call_json(call, names)
+    ours = tool_call_json(call, names, 0, ours=True)
     assert ours["function"] == {"name": "python", "arguments": ""}
     assert ours[OURS_FIELD] == {"channel": "analysis"} and ours["index"] == 0
 

@@ -18,6 +18,7 @@ import json
 from typing import Any
 
 from gptoss_local.conversation import Message, ToolCallRecord
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.anthropic.thinking import recognised
 from gptoss_local.serve.errors import bad_request
 
@@ -32,14 +33,14 @@ def instructions(system: Any) -> str | None:
     return _text(system, "system") or None
 
 
-def conversation(items: Any) -> tuple[list[Message], list[str]]:
+def conversation(items: Any, names: ToolNames) -> tuple[list[Message], list[str]]:
     """The messages of `messages` as Harmony messages, and the texts of its system messages
-    (a 400 names what is wrong)."""
+    (a 400 names what is wrong); tools by the model's names for them (`names`)."""
     if not isinstance(items, list) or not items:
         raise bad_request("messages must be a non-empty array", "messages")
     messages: list[Message] = []
     system: list[str] = []
-    calls: dict[str, str] = {}  # tool_use id -> the tool's name
+    calls: dict[str, str] = {}  # tool_use id -> the model's name of the tool
     for index, item in enumerate(items):
         where = f"messages.{index}"
         if not isinstance(item, dict):
@@ -53,7 +54,7 @@ def conversation(items: Any) -> tuple[list[Message], list[str]]:
             if role == "user":
                 messages += _user(blocks, f"{where}.content", calls)
             elif role == "assistant":
-                messages.append(_assistant(blocks, f"{where}.content", calls))
+                messages.append(_assistant(blocks, f"{where}.content", calls, names))
             elif role == "system":
                 system.append(_text(blocks, f"{where}.content"))
             else:
@@ -91,7 +92,7 @@ def _result(block: Block, where: str, calls: dict[str, str]) -> Message:
     return Message("tool", text, tool_name=calls.get(str(block.get("tool_use_id"))))
 
 
-def _assistant(blocks: list[Any], where: str, calls: dict[str, str]) -> Message:
+def _assistant(blocks: list[Any], where: str, calls: dict[str, str], names: ToolNames) -> Message:
     reasoning, texts, records = [], [], []
     for number, block in enumerate(blocks):
         at = f"{where}.{number}"
@@ -103,19 +104,19 @@ def _assistant(blocks: list[Any], where: str, calls: dict[str, str]) -> Message:
             if found is not None:
                 reasoning.append(found)
         elif kind == "tool_use":
-            records.append(_call(block, at, calls))
+            records.append(_call(block, at, calls, names))
         elif kind not in DROPPED:
             _refuse(kind, at, "an assistant message")
     return Message("assistant", "".join(texts), reasoning="".join(reasoning),
                    tool_calls=tuple(records))  # fmt: skip
 
 
-def _call(block: Block, where: str, calls: dict[str, str]) -> ToolCallRecord:
+def _call(block: Block, where: str, calls: dict[str, str], names: ToolNames) -> ToolCallRecord:
     name, arguments = block.get("name"), block.get("input", {})
     if not isinstance(name, str) or not isinstance(arguments, dict):
         raise bad_request("a tool_use block needs a name and an input object", where)
-    calls[str(block.get("id"))] = name
-    return ToolCallRecord(name, json.dumps(arguments, ensure_ascii=False))
+    model = calls[str(block.get("id"))] = names.model(name)
+    return ToolCallRecord(model, json.dumps(arguments, ensure_ascii=False))
 
 
 def _text(content: Any, where: str) -> str:

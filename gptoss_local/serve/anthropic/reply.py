@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gptoss_local.backends.base import Stats
-from gptoss_local.conversation import AssistantDraft, split_recipient
+from gptoss_local.conversation import AssistantDraft
 from gptoss_local.events import TEXT_EVENTS, Event, ReasoningDelta, ToolCall
 from gptoss_local.serve.anthropic.request import MessagesRequest
 from gptoss_local.serve.anthropic.thinking import sign
@@ -138,8 +138,8 @@ class MessagesReply:
 
     def _call(self, call: ToolCall) -> Iterator[Piece]:
         arguments = call.arguments if not call.error else {}
-        block = {"type": "tool_use", "id": new_id("toolu_"), "name": split_recipient(call.name)[1],
-                 "input": {}}  # fmt: skip
+        name = self.asked.names.call(call.name)[1]  # the client's name of the tool
+        block = {"type": "tool_use", "id": new_id("toolu_"), "name": name, "input": {}}
         at = len(self.content)
         yield {"type": "content_block_start", "index": at, "content_block": dict(block)}
         partial = json.dumps(arguments, ensure_ascii=False)

@@ -17,6 +17,7 @@ from typing import Any
 
 from gptoss_local.backends.base import GenerationSettings, ResponseFormat
 from gptoss_local.conversation import Message, Tool
+from gptoss_local.harmony.names import ANTHROPIC_NAMES, ToolNames
 from gptoss_local.harmony.tools import function_tool
 from gptoss_local.serve.anthropic import blocks, thinking
 from gptoss_local.serve.api_request import ApiRequest, RequestReader
@@ -55,6 +56,7 @@ class MessagesReader(RequestReader):
     format_param = "output_config.format"
     max_keys = ("max_tokens",)
     responses = True  # the tool choice is put in the Responses API's spelling
+    name_rule = ANTHROPIC_NAMES
 
     def __init__(self, counting: bool = False) -> None:
         self.counting = counting
@@ -83,10 +85,12 @@ class MessagesReader(RequestReader):
     def refuse(self, body: Body) -> None:
         pass  # done on the request as sent (`_refuse_unknown`)
 
-    def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
+    def history(
+        self, body: Body, limits: Limits, names: ToolNames
+    ) -> tuple[list[Message], str | None]:
         items = body.items("messages")
         limits.check_count(items or [], "messages")  # before reading them one by one
-        messages, system = blocks.conversation(items)
+        messages, system = blocks.conversation(items, names)
         given = [blocks.instructions(body.data.get("system")), *system]
         return messages, "\n\n".join(filter(None, given)) or None
 
@@ -101,10 +105,10 @@ class MessagesReader(RequestReader):
     def include_usage(self, body: Body) -> bool:
         return True
 
-    def tools(self, body: Body) -> tuple[Tool, ...]:
+    def tools(self, body: Body, names: ToolNames) -> tuple[Tool, ...]:
         items = body.items("tools") or []
         check_tools(items)
-        return tuple(_tool(item, index) for index, item in enumerate(items))
+        return tuple(_tool(item, index, names) for index, item in enumerate(items))
 
 
 def _refuse_unknown(body: Body) -> None:
@@ -119,7 +123,7 @@ def _refuse_unknown(body: Body) -> None:
                               f"output_config.{key}", "unsupported_parameter")  # fmt: skip
 
 
-def _tool(item: Any, index: int) -> Tool:
+def _tool(item: Any, index: int, names: ToolNames) -> Tool:
     """A client tool ({name, description, input_schema}); Anthropic's own tools (bash, web
     search, ...) have a `type` and are refused."""
     where = f"tools.{index}"
@@ -131,7 +135,7 @@ def _tool(item: Any, index: int) -> Tool:
             "description": item.get("description") or "",
             "parameters": item.get("input_schema")}  # fmt: skip
     try:
-        return function_tool(spec, index)
+        return function_tool(spec, index, names)
     except ValueError as exc:
         raise bad_request(str(exc), where) from None
 

@@ -16,19 +16,21 @@ import json
 from typing import Any
 
 from gptoss_local.conversation import Message, ToolCallRecord
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.fields import Body
 
 TEXT_ONLY = "gpt-oss reads text only"
 
 
-def chat_history(items: list[Any] | None) -> tuple[list[Message], str | None]:
-    """The messages of `/api/chat`, and the instructions (None without any)."""
+def chat_history(items: list[Any] | None, names: ToolNames) -> tuple[list[Message], str | None]:
+    """The messages of `/api/chat`, and the instructions (None without any); tools by the
+    model's names for them (`names`)."""
     if not items:
         raise bad_request("messages must be a non-empty array", "messages")
     messages: list[Message] = []
     instructions: list[str] = []
-    calls: dict[str, str] = {}  # a call's id (LangChain sends one) -> the tool's name
+    calls: dict[str, str] = {}  # a call's id (LangChain sends one) -> the model's tool name
     pending: list[str] = []  # the last assistant message's calls not answered yet
     for index, item in enumerate(items):
         where = f"messages[{index}]"
@@ -43,10 +45,10 @@ def chat_history(items: list[Any] | None) -> tuple[list[Message], str | None]:
             elif role == "user":
                 messages.append(Message("user", content))
             elif role == "assistant":
-                messages.append(_assistant(item, content, where, calls))
+                messages.append(_assistant(item, content, where, calls, names))
                 pending[:] = [c.name for c in messages[-1].tool_calls]
             elif role == "tool":
-                name = _answered(item, where, calls, pending)
+                name = _answered(item, where, calls, pending, names)
                 messages.append(Message("tool", content, tool_name=name))
             else:
                 raise bad_request(f"unknown role {role!r}", f"{where}.role")
@@ -65,7 +67,9 @@ def generate_history(body: Body) -> tuple[list[Message], str | None]:
     return [Message("user", prompt)], body.text("system") or None
 
 
-def _assistant(item: dict[str, Any], content: str, where: str, calls: dict[str, str]) -> Message:
+def _assistant(
+    item: dict[str, Any], content: str, where: str, calls: dict[str, str], names: ToolNames
+) -> Message:
     thinking = _text(item, "thinking", where)
     records = []
     given = item.get("tool_calls") or []
@@ -83,18 +87,21 @@ def _assistant(item: dict[str, Any], content: str, where: str, calls: dict[str, 
                               f"{where}.tool_calls[{number}].function.arguments")  # fmt: skip
         if isinstance(arguments, dict):
             arguments = json.dumps(arguments, ensure_ascii=False)
-        records.append(ToolCallRecord(function["name"], arguments))
+        name = names.model(function["name"])
+        records.append(ToolCallRecord(name, arguments))
         if call.get("id") is not None:
-            calls[str(call["id"])] = function["name"]
+            calls[str(call["id"])] = name
     return Message("assistant", content, reasoning=thinking, tool_calls=tuple(records))
 
 
 def _answered(
-    item: dict[str, Any], where: str, calls: dict[str, str], pending: list[str]
+    item: dict[str, Any], where: str, calls: dict[str, str], pending: list[str], names: ToolNames
 ) -> str | None:
-    """The tool a result answers: `tool_name`, or the call `tool_call_id` names; else the
-    oldest call not answered yet (the ollama client drops a call's id on the way)."""
-    name = _text(item, "tool_name", where) or calls.get(str(item.get("tool_call_id")))
+    """The model's name of the tool a result answers: `tool_name`, or the call `tool_call_id`
+    names; else the oldest call not answered yet (the ollama client drops a call's id on the
+    way)."""
+    given = _text(item, "tool_name", where)
+    name = names.model(given) if given else calls.get(str(item.get("tool_call_id")))
     if name in pending:
         pending.remove(name)
     elif not name and pending:

@@ -16,6 +16,7 @@ from typing import Any
 
 from gptoss_local.backends.base import Stats
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
+from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.api_request import ApiRequest
 from gptoss_local.serve.errors import ApiError
 from gptoss_local.serve.generation import Generation
@@ -39,13 +40,15 @@ def error_piece(body: Piece) -> Piece:
     return {"error": body["error"]["message"]}
 
 
-def call_json(call: ToolCall, index: int) -> Piece:
-    """A tool call as Ollama gives it: the arguments as an object."""
+def call_json(call: ToolCall, index: int, names: ToolNames) -> Piece:
+    """A tool call as Ollama gives it: by the client's name of its tool (`names`), the
+    arguments as an object."""
+    name = names.called(call.name)
     if call.error:  # never hand over arguments the client would have to guess at
-        raise ApiError(500, f"The model's call to {call.name!r} has arguments that are not a "
+        raise ApiError(500, f"The model's call to {name!r} has arguments that are not a "
                        f"JSON object ({call.error}); asking again may succeed.",
                        "bad_tool_call")  # fmt: skip
-    return {"function": {"index": index, "name": call.name, "arguments": call.arguments}}
+    return {"function": {"index": index, "name": name, "arguments": call.arguments}}
 
 
 def counts(generation: Generation) -> Piece:
@@ -79,7 +82,7 @@ class ChatReply:
             elif isinstance(event, (AnswerDelta, PreambleDelta)):
                 text.append(event.text)
             elif isinstance(event, ToolCall):
-                calls.append(call_json(event, len(calls)))
+                calls.append(call_json(event, len(calls), self.asked.names))
         return self._last(generation, self._part("".join(text), "".join(thinking), calls))
 
     def pieces(self, events: Iterable[Event], generation: Generation) -> Iterator[Piece]:
@@ -91,7 +94,7 @@ class ChatReply:
             elif isinstance(event, (AnswerDelta, PreambleDelta)):
                 yield self._piece(self._part(event.text, "", []))
             elif isinstance(event, ToolCall):
-                yield self._piece(self._part("", "", [call_json(event, calls)]))
+                yield self._piece(self._part("", "", [call_json(event, calls, self.asked.names)]))
                 calls += 1
         yield self._last(generation, self._part("", "", []))
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from gptoss_local.backends.base import GenerationSettings, ResponseFormat
 from gptoss_local.conversation import Message
+from gptoss_local.harmony.names import ANY_NAME, ToolNames
 from gptoss_local.serve.api_request import ApiRequest, RequestReader
 from gptoss_local.serve.errors import bad_request
 from gptoss_local.serve.fields import Body
@@ -32,6 +33,7 @@ class OllamaReader(RequestReader):
     effort_param = "think"
     format_param = "format"
     max_keys = ("num_predict",)
+    name_rule = ANY_NAME
     kept: tuple[str, ...] = ("model", "think", "format", "logprobs", "top_logprobs")
 
     def translated(
@@ -77,10 +79,12 @@ class ChatReader(OllamaReader):
     param = "messages"
     kept = (*OllamaReader.kept, "messages", "tools")
 
-    def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
+    def history(
+        self, body: Body, limits: Limits, names: ToolNames
+    ) -> tuple[list[Message], str | None]:
         items = body.items("messages")
         limits.check_count(items or [], "messages")  # before reading them one by one
-        return messages.chat_history(items)
+        return messages.chat_history(items, names)
 
 
 class GenerateReader(OllamaReader):
@@ -98,5 +102,7 @@ class GenerateReader(OllamaReader):
                 raise bad_request(f"{key} is not supported by this server (gptoss-local); "
                                   "leave it out", key)  # fmt: skip
 
-    def history(self, body: Body, limits: Limits) -> tuple[list[Message], str | None]:
+    def history(
+        self, body: Body, limits: Limits, names: ToolNames
+    ) -> tuple[list[Message], str | None]:
         return messages.generate_history(body)
