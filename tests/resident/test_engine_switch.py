@@ -256,3 +256,26 @@ def test_a_prefill_gives_way_to_a_switch(tiny_gguf: Path, tmp_path: Path) -> Non
         stopped.set()
         thread.join(60)
         resident.close()
+
+
+def test_a_client_whose_model_was_switched_away_is_told_what_happened(
+    tiny_gguf: Path, tmp_path: Path
+) -> None:
+    from gptoss_local.backends.base import BackendError, GenerationSettings, ReplyRequest
+    from gptoss_local.backends.openai.backend import OpenAIClientBackend
+    from gptoss_local.conversation import Conversation, Message
+
+    other = _copy(tiny_gguf, tmp_path, "other")
+    with resident_server(tiny_gguf, keep_alive=-1, switcher=_switcher(tiny_gguf)) as served:
+        client = OpenAIClientBackend(f"http://127.0.0.1:{served.port}/v1", "tiny")
+        status, _body = send(served.port, SWITCH_PATH, {"model_path": str(other)})
+        assert status == 200
+        request = ReplyRequest(Conversation((Message("user", "hi"),)), GenerationSettings())
+        try:
+            client.stream(request).drain()
+        except BackendError as exc:
+            error = exc
+        else:
+            raise AssertionError("the reply of a model let go went through")
+    assert "no longer holds this chat's model" in str(error) and "'other'" in str(error)
+    assert error.hint is not None and "switched the engine" in error.hint

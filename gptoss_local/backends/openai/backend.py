@@ -250,6 +250,14 @@ def _refusal(exc: HttpFailure, url: str) -> BackendError:
         return BackendError(_("{url} refused the key ({message})").format(url=url, message=message),
                             _("Give the server's key with --server-key or OPENAI_API_KEY."),
                             kind="load_failed")  # fmt: skip
+    if exc.status == 404 and _error_code(exc) == "model_not_found":
+        return BackendError(
+            _("{url} no longer holds this chat's model ({message})").format(
+                url=url, message=message),
+            _("Another program may have switched the engine's model. Choose the model again "
+              "(F9 in the chat offers to switch the engine back), or start the chat again."),
+            kind="error",
+        )  # fmt: skip
     if exc.status == 400 and "context" in message.lower():
         return BackendError(f"{url}: {message}", _("Start a new chat."), kind="context_full")
     return BackendError(
@@ -258,3 +266,8 @@ def _refusal(exc: HttpFailure, url: str) -> BackendError:
         ),
         kind="error",
     )
+
+
+def _error_code(exc: HttpFailure) -> str | None:
+    error = exc.body.get("error")
+    return error.get("code") if isinstance(error, dict) else None
