@@ -17,7 +17,7 @@ from gptoss_local.conversation import Message
 from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.api_request import RequestReader
 from gptoss_local.serve.errors import bad_request
-from gptoss_local.serve.fields import Body
+from gptoss_local.serve.fields import Body, each_message
 from gptoss_local.serve.formats import chat_format
 from gptoss_local.serve.limits import Limits
 from gptoss_local.serve.ours import Ours, past_call, read_ours
@@ -60,31 +60,26 @@ class ChatReader(RequestReader):
 
 
 def _messages(items: list[Any] | None, names: ToolNames) -> tuple[list[Message], str | None]:
-    if not items:
-        raise bad_request("messages must be a non-empty array", "messages")
     messages: list[Message] = []
     instructions: list[str] = []
     calls: dict[str, str] = {}  # tool_call_id -> the model's name of the function
-    for index, item in enumerate(items):
-        where = f"messages[{index}]"
-        if not isinstance(item, dict):
-            raise bad_request("each message must be an object", where)
+
+    def read(item: dict[str, Any], where: str) -> None:
         role = item.get("role")
-        try:
-            if role in ("system", "developer"):
-                instructions.append(text_of(item.get("content"), where))
-            elif role == "user":
-                messages.append(Message("user", text_of(item.get("content"), where)))
-            elif role == "assistant":
-                messages.append(_assistant(item, where, calls, names))
-            elif role == "tool":
-                name = calls.get(str(item.get("tool_call_id")))
-                text = text_of(item.get("content"), where)
-                messages.append(Message("tool", text, tool_name=name))
-            else:
-                raise bad_request(f"unknown role {role!r}", f"{where}.role")
-        except ValueError as exc:  # a name the renderer refuses
-            raise bad_request(str(exc), where) from None
+        if role in ("system", "developer"):
+            instructions.append(text_of(item.get("content"), where))
+        elif role == "user":
+            messages.append(Message("user", text_of(item.get("content"), where)))
+        elif role == "assistant":
+            messages.append(_assistant(item, where, calls, names))
+        elif role == "tool":
+            name = calls.get(str(item.get("tool_call_id")))
+            text = text_of(item.get("content"), where)
+            messages.append(Message("tool", text, tool_name=name))
+        else:
+            raise bad_request(f"unknown role {role!r}", f"{where}.role")
+
+    each_message(items, read)
     return messages, "\n\n".join(instructions) or None
 
 

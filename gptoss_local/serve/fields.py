@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -76,6 +76,24 @@ class Body:
         if value is not None and not isinstance(value, kind):
             raise bad_request(f"{key} must be {words}", key)
         return value
+
+
+def each_message(
+    items: Any, read: Callable[[dict[str, Any], str], None], where: str = "messages[{}]"
+) -> None:
+    """Calls `read(message, place)` on each of a request's messages, in order; `place` is
+    `where` with its index, as the errors name it. A 400 when `items` is not a non-empty array
+    of objects, and for a name the Harmony renderer refuses (its `ValueError`) in a message."""
+    if not isinstance(items, list) or not items:
+        raise bad_request("messages must be a non-empty array", "messages")
+    for index, item in enumerate(items):
+        place = where.format(index)
+        if not isinstance(item, dict):
+            raise bad_request("each message must be an object", place)
+        try:
+            read(item, place)
+        except ValueError as exc:
+            raise bad_request(str(exc), place) from None
 
 
 def model_name(body: Body, known: Sequence[str]) -> str:

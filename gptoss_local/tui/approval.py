@@ -18,13 +18,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 from textual.widgets.button import ButtonVariant
 
 from gptoss_local.events import ToolCall
 from gptoss_local.i18n import N_, _, translate
 from gptoss_local.tools import Ask, Decision, ToolInfo
+from gptoss_local.tui.dialog import Dialog
 from gptoss_local.tui.messages import ToolApprovalAsked
 from gptoss_local.tui.tool_views import arguments_text
 
@@ -59,21 +59,15 @@ def asker(post: Callable[[Message], object], cancel: threading.Event) -> Ask:
     return ask
 
 
-class ApprovalScreen(ModalScreen[Decision]):
+class ApprovalScreen(Dialog[Decision]):
     """May the model run this call? Returns "once", "always" (for this chat) or "deny"."""
 
     DEFAULT_CSS = """
-    ApprovalScreen { align: center middle; }
-    ApprovalScreen > Vertical {
-        width: 90; max-width: 100%; height: auto; max-height: 90%; padding: 1 2;
-        border: thick $warning; background: $surface;
-    }
+    ApprovalScreen > Vertical { width: 90; max-height: 90%; border: thick $warning; }
     ApprovalScreen .about { color: $text-muted; }
     ApprovalScreen #arguments {
         height: auto; max-height: 20; margin-top: 1; background: $boost; padding: 0 1;
     }
-    ApprovalScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
-    ApprovalScreen Button { margin-left: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "answer('once')", _("Allow once"), id="approval_once"),

@@ -35,23 +35,16 @@ from gptoss_local.tui.loading import LoadingBanner
 from gptoss_local.tui.mention_menu import MentionCompleter, MentionMenu
 from gptoss_local.tui.messages import (
     BackendLoaded,
-    CompactionReported,
-    ContextRefused,
-    EngineWaiting,
     HistoryFailed,
     ModelChosen,
     ModelLoadFailed,
     ModelLoadStarted,
-    ReplyContinued,
-    ReplyFailed,
     ReplyFinished,
-    ReplyStreamed,
-    ToolApprovalAsked,
-    ToolCallReported,
+    ReplyReport,
     ToolsOpened,
 )
 from gptoss_local.tui.prefill import Prefill
-from gptoss_local.tui.reply_flow import ReplyFlow, Report
+from gptoss_local.tui.reply_flow import ReplyFlow
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatInput, ChatLog
@@ -143,15 +136,8 @@ class ChatScreen(Screen[None]):
 
     # --- the reply (the flow's) -------------------------------------------------------------------
 
-    @on(ReplyStreamed)
-    @on(ReplyContinued)
-    @on(ToolCallReported)
-    @on(ToolApprovalAsked)
-    @on(CompactionReported)
-    @on(ContextRefused)
-    @on(ReplyFailed)
-    @on(EngineWaiting)
-    async def _reply_reported(self, message: Report) -> None:
+    @on(ReplyReport)
+    async def _reply_reported(self, message: ReplyReport) -> None:
         """What the reply's worker reports goes to the flow in the order it came."""
         await self.reply.hear(message)
 

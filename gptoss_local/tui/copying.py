@@ -16,10 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.dom import DOMNode
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Label, OptionList
 
 from gptoss_local.i18n import _, ngettext
+from gptoss_local.tui.dialog import Dialog
 from gptoss_local.tui.reply_view import ReplyView
 from gptoss_local.tui.widgets import ChatInput, UserMessage
 
@@ -77,15 +78,11 @@ def code_blocks(markdown: str) -> list[CodeBlock]:
     return [block for block in blocks if block.code.strip()]
 
 
-class CodePickerScreen(ModalScreen[int | None]):
+class CodePickerScreen(Dialog[int | None]):
     """Which code block to copy: Enter on one, or its number; Escape cancels."""
 
     DEFAULT_CSS = """
-    CodePickerScreen { align: center middle; }
-    CodePickerScreen > Vertical {
-        width: 90; max-width: 100%; height: auto; max-height: 80%; padding: 1 2;
-        border: thick $primary; background: $surface;
-    }
+    CodePickerScreen > Vertical { width: 90; max-height: 80%; }
     CodePickerScreen Label { margin-bottom: 1; color: $text-muted; }
     CodePickerScreen OptionList { height: auto; max-height: 20; }
     """

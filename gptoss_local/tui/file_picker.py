@@ -18,12 +18,12 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, DirectoryTree, Input, Label
 
 from gptoss_local.attachments.completion import complete_path
 from gptoss_local.i18n import N_, _, translate
+from gptoss_local.tui.dialog import Dialog
 
 SKIPPED = frozenset({".git", "node_modules", "__pycache__", ".venv"})
 FILTER_DELAY = 0.25  # seconds of no typing before the tree is filtered again (it reads disks)
@@ -68,7 +68,7 @@ class PathInput(Input):
         self.completed: str | None = None  # the value Tab wrote, which is not typing
 
 
-class FilePickerScreen(ModalScreen[Path | None]):
+class FilePickerScreen(Dialog[Path | None]):
     """Pick a file or folder under `root` to attach; returns its absolute path, or None.
 
     Enter on a file in the tree picks it, A picks the highlighted entry (a folder as a whole);
@@ -76,17 +76,14 @@ class FilePickerScreen(ModalScreen[Path | None]):
     """
 
     DEFAULT_CSS = """
-    FilePickerScreen { align: center middle; }
     FilePickerScreen > Vertical {
-        width: 90%; max-width: 100; height: 90%; max-height: 40;
-        padding: 0 1; border: thick $primary; background: $surface;
+        width: 90%; max-width: 100; height: 90%; max-height: 40; padding: 0 1;
     }
     FilePickerScreen #picker-title { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
     FilePickerScreen AttachableTree { height: 1fr; min-height: 3; }
     FilePickerScreen #picker-hint { width: 1fr; height: auto; max-height: 2; color: $text-muted; }
     FilePickerScreen #picker-hint.-error { color: $error; }
-    FilePickerScreen Horizontal { height: auto; align-horizontal: right; }
-    FilePickerScreen Button { margin-left: 1; }
+    FilePickerScreen Horizontal { margin-top: 0; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", _("Cancel"), id="picker_cancel"),

@@ -9,11 +9,11 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
 from gptoss_local.i18n import N_, _, translate
 from gptoss_local.tui.actions import ACTIONS
+from gptoss_local.tui.dialog import Dialog
 
 # Keys handled by widgets (the input, a focused message) rather than app bindings: not in ACTIONS.
 INPUT_KEYS = (
@@ -40,15 +40,11 @@ def help_rows(key_display: object) -> list[tuple[str, str, str]]:
     return rows
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     """A table of every binding; Escape, F1 or q closes it."""
 
     DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
-    HelpScreen > Vertical {
-        width: 100; max-width: 100%; height: auto; max-height: 90%; padding: 0 2;
-        border: thick $primary; background: $surface;
-    }
+    HelpScreen > Vertical { width: 100; max-height: 90%; padding: 0 2; }
     HelpScreen DataTable { height: 1fr; }
     HelpScreen Label { width: 100%; margin: 1 0; color: $text-muted; }
     """

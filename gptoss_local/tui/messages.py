@@ -65,8 +65,13 @@ class BackendLoaded(Message):
     info: BackendInfo
 
 
+class ReplyReport(Message):
+    """What a reply's worker reports on the way (but its end): the chat screen hands each one,
+    in the order it came, to `ReplyFlow.hear`. Handled as one (`@on(ReplyReport)`), never sent."""
+
+
 @dataclass
-class ReplyStreamed(Message):
+class ReplyStreamed(ReplyReport):
     """A batch of text streamed since the last batch (deltas coalesced by the worker)."""
 
     reasoning: str
@@ -87,14 +92,14 @@ class ReplyFinished(Message):
 
 
 @dataclass
-class ToolCallReported(Message):
+class ToolCallReported(ReplyReport):
     """A step of a tool call: requested, approved or denied, finished (with its result)."""
 
     step: ToolCallRequested | ToolCallApproved | ToolCallDenied | ToolCallFinished
 
 
 @dataclass
-class ReplyContinued(Message):
+class ReplyContinued(ReplyReport):
     """The model's next turn began, after the results of its calls."""
 
 
@@ -106,7 +111,7 @@ class ToolsOpened(Message):
 
 
 @dataclass
-class ToolApprovalAsked(Message):
+class ToolApprovalAsked(ReplyReport):
     """A reply waits for the user's answer about a call (`answer` is set with it)."""
 
     call: ToolCall
@@ -115,7 +120,7 @@ class ToolApprovalAsked(Message):
 
 
 @dataclass
-class ReplyFailed(Message):
+class ReplyFailed(ReplyReport):
     """The backend raised, or the history did (`history_error`); the reply is saved as failed
     with this error where the history still can."""
 
@@ -124,7 +129,7 @@ class ReplyFailed(Message):
 
 
 @dataclass
-class EngineWaiting(Message):
+class EngineWaiting(ReplyReport):
     """The reply waits behind this client's on the shared engine ("": no longer waits)."""
 
     client: str
@@ -146,7 +151,7 @@ class HistoryFailed(Message):
 
 
 @dataclass
-class CompactionReported(Message):
+class CompactionReported(ReplyReport):
     """Before the reply: older turns are being summarised (`Compacting`), or the compaction
     that now starts the chat's prompts was saved."""
 
@@ -154,7 +159,7 @@ class CompactionReported(Message):
 
 
 @dataclass
-class ContextRefused(Message):
+class ContextRefused(ReplyReport):
     """The message just sent does not fit the context by the chat's policy: nothing was
     generated, and the message is to go back to the input box (`error` says why)."""
 

@@ -13,27 +13,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, TextArea
 
 from gptoss_local.i18n import _
-
-_CSS = """
-{name} {{ align: center middle; }}
-{name} > Vertical {{
-    width: 60; max-width: 100%; height: auto; max-height: 100%; padding: 1 2;
-    border: thick $primary; background: $surface;
-}}
-{name} Label {{ width: 100%; }}
-{name} Horizontal {{ height: auto; margin-top: 1; align-horizontal: right; }}
-{name} Button {{ margin-left: 1; }}
-"""
+from gptoss_local.tui.dialog import Dialog
 
 
-class RenameScreen(ModalScreen[str | None]):
+class RenameScreen(Dialog[str | None]):
     """Ask for a chat's new title; returns it, or None when cancelled."""
 
-    DEFAULT_CSS = _CSS.format(name="RenameScreen")
+    DEFAULT_CSS = "RenameScreen Label { width: 100%; }"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", _("Cancel"), id="rename_cancel")
     ]
@@ -56,7 +45,7 @@ class RenameScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ExportScreen(ModalScreen[str | None]):
+class ExportScreen(Dialog[str | None]):
     """Ask where to export the chat; returns the path typed (relative to `folder`, where it
     is not absolute), or None when cancelled.
 
@@ -65,7 +54,10 @@ class ExportScreen(ModalScreen[str | None]):
         folder: The folder a relative path is in (the one the app was started from).
     """
 
-    DEFAULT_CSS = _CSS.format(name="ExportScreen") + "ExportScreen > Vertical { width: 76; }\n"
+    DEFAULT_CSS = """
+    ExportScreen > Vertical { width: 76; }
+    ExportScreen Label { width: 100%; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", _("Cancel"), id="export_cancel")
     ]
@@ -90,7 +82,7 @@ class ExportScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(Dialog[bool]):
     """Ask a yes/no question; returns True only for an explicit yes.
 
     Args:
@@ -98,7 +90,7 @@ class ConfirmScreen(ModalScreen[bool]):
         yes: The button that answers yes (default "Delete").
     """
 
-    DEFAULT_CSS = _CSS.format(name="ConfirmScreen")
+    DEFAULT_CSS = "ConfirmScreen Label { width: 100%; }"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "answer(False)", _("No"), id="confirm_no"),
         Binding("y", "answer(True)", _("Yes"), id="confirm_yes"),
@@ -130,13 +122,14 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class InstructionsScreen(ModalScreen[str | None]):
+class InstructionsScreen(Dialog[str | None]):
     """Edit a chat's instructions (its system prompt); returns the text, or None if cancelled."""
 
-    DEFAULT_CSS = _CSS.format(name="InstructionsScreen") + (
-        "InstructionsScreen > Vertical { width: 80; }\n"
-        "InstructionsScreen TextArea { height: 10; }\n"
-    )
+    DEFAULT_CSS = """
+    InstructionsScreen > Vertical { width: 80; }
+    InstructionsScreen Label { width: 100%; }
+    InstructionsScreen TextArea { height: 10; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", _("Cancel"), id="instructions_cancel"),
         Binding("ctrl+s", "save", _("Save"), id="instructions_save"),

@@ -38,6 +38,7 @@ from gptoss_local.tui.messages import (
     ReplyContinued,
     ReplyFailed,
     ReplyFinished,
+    ReplyReport,
     ReplyStreamed,
     ToolApprovalAsked,
     ToolCallReported,
@@ -48,10 +49,6 @@ from gptoss_local.tui.reply_view import end_note
 from gptoss_local.tui.sidebar import Sidebar
 from gptoss_local.tui.status import StatusBar
 from gptoss_local.tui.widgets import ChatLog, UserMessage
-
-# What the reply's worker reports, which the screen passes to `ReplyFlow.hear` (but the end).
-Report = (ReplyStreamed | ReplyContinued | ToolCallReported | ToolApprovalAsked
-          | CompactionReported | ContextRefused | ReplyFailed | EngineWaiting)  # fmt: skip
 
 
 class ReplyScreen(Protocol):
@@ -96,7 +93,7 @@ class ReplyFlow:
     ) -> None:
         self.screen, self.services, self._in_worker = screen, services, in_worker
         self._cancel: threading.Event | None = None  # of the reply being written
-        self._heard: dict[type[Message], Callable[[Any], Awaitable[None]]] = {
+        self._heard: dict[type[ReplyReport], Callable[[Any], Awaitable[None]]] = {
             ReplyStreamed: self._streamed, ReplyContinued: self._continued,
             ToolCallReported: self._tool_step, ToolApprovalAsked: self._approval_asked,
             CompactionReported: self._compaction, ContextRefused: self._refused,
@@ -174,7 +171,7 @@ class ReplyFlow:
         self._cancel.set()
         return True
 
-    async def hear(self, message: Report) -> None:
+    async def hear(self, message: ReplyReport) -> None:
         """Show what the worker reported."""
         await self._heard[type(message)](message)
 

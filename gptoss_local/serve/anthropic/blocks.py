@@ -21,6 +21,7 @@ from gptoss_local.conversation import Message, ToolCallRecord
 from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.anthropic.thinking import recognised
 from gptoss_local.serve.errors import bad_request
+from gptoss_local.serve.fields import each_message
 
 Block = dict[str, Any]
 DROPPED = ("redacted_thinking",)
@@ -36,31 +37,26 @@ def instructions(system: Any) -> str | None:
 def conversation(items: Any, names: ToolNames) -> tuple[list[Message], list[str]]:
     """The messages of `messages` as Harmony messages, and the texts of its system messages
     (a 400 names what is wrong); tools by the model's names for them (`names`)."""
-    if not isinstance(items, list) or not items:
-        raise bad_request("messages must be a non-empty array", "messages")
     messages: list[Message] = []
     system: list[str] = []
     calls: dict[str, str] = {}  # tool_use id -> the model's name of the tool
-    for index, item in enumerate(items):
-        where = f"messages.{index}"
-        if not isinstance(item, dict):
-            raise bad_request("each message must be an object", where)
+
+    def read(item: dict[str, Any], where: str) -> None:
         role, content = item.get("role"), item.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         if not isinstance(blocks, list):
             raise bad_request("content must be a string or an array of blocks",
                               f"{where}.content")  # fmt: skip
-        try:
-            if role == "user":
-                messages += _user(blocks, f"{where}.content", calls)
-            elif role == "assistant":
-                messages.append(_assistant(blocks, f"{where}.content", calls, names))
-            elif role == "system":
-                system.append(_text(blocks, f"{where}.content"))
-            else:
-                raise bad_request(f"role must be user or assistant, not {role!r}", f"{where}.role")
-        except ValueError as exc:  # a name the renderer refuses
-            raise bad_request(str(exc), where) from None
+        if role == "user":
+            messages.extend(_user(blocks, f"{where}.content", calls))
+        elif role == "assistant":
+            messages.append(_assistant(blocks, f"{where}.content", calls, names))
+        elif role == "system":
+            system.append(_text(blocks, f"{where}.content"))
+        else:
+            raise bad_request(f"role must be user or assistant, not {role!r}", f"{where}.role")
+
+    each_message(items, read, where="messages.{}")
     return messages, system
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from gptoss_local.conversation import Message, ToolCallRecord
 from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.errors import bad_request
-from gptoss_local.serve.fields import Body
+from gptoss_local.serve.fields import Body, each_message
 
 TEXT_ONLY = "gpt-oss reads text only"
 
@@ -26,34 +26,29 @@ TEXT_ONLY = "gpt-oss reads text only"
 def chat_history(items: list[Any] | None, names: ToolNames) -> tuple[list[Message], str | None]:
     """The messages of `/api/chat`, and the instructions (None without any); tools by the
     model's names for them (`names`)."""
-    if not items:
-        raise bad_request("messages must be a non-empty array", "messages")
     messages: list[Message] = []
     instructions: list[str] = []
     calls: dict[str, str] = {}  # a call's id (LangChain sends one) -> the model's tool name
     pending: list[str] = []  # the last assistant message's calls not answered yet
-    for index, item in enumerate(items):
-        where = f"messages[{index}]"
-        if not isinstance(item, dict):
-            raise bad_request("each message must be an object", where)
+
+    def read(item: dict[str, Any], where: str) -> None:
         role, content = item.get("role"), _text(item, "content", where)
         if item.get("images"):
             raise bad_request(f"images are not supported: {TEXT_ONLY}", f"{where}.images")
-        try:
-            if role == "system":
-                instructions.append(content)
-            elif role == "user":
-                messages.append(Message("user", content))
-            elif role == "assistant":
-                messages.append(_assistant(item, content, where, calls, names))
-                pending[:] = [c.name for c in messages[-1].tool_calls]
-            elif role == "tool":
-                name = _answered(item, where, calls, pending, names)
-                messages.append(Message("tool", content, tool_name=name))
-            else:
-                raise bad_request(f"unknown role {role!r}", f"{where}.role")
-        except ValueError as exc:  # a name the renderer refuses
-            raise bad_request(str(exc), where) from None
+        if role == "system":
+            instructions.append(content)
+        elif role == "user":
+            messages.append(Message("user", content))
+        elif role == "assistant":
+            messages.append(_assistant(item, content, where, calls, names))
+            pending[:] = [c.name for c in messages[-1].tool_calls]
+        elif role == "tool":
+            name = _answered(item, where, calls, pending, names)
+            messages.append(Message("tool", content, tool_name=name))
+        else:
+            raise bad_request(f"unknown role {role!r}", f"{where}.role")
+
+    each_message(items, read)
     return messages, "\n\n".join(instructions) or None
 
 
