@@ -52,7 +52,9 @@ def ours_request(port: int, messages: list[Message], mode: str, tokens: int, end
     }  # fmt: skip
     seconds, events = post_stream(port, "/v1/chat/completions", body)
     usage = next((e["usage"] for e in reversed(events) if e.get("usage")), {})
-    return seconds, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0)
+    prompt = usage.get("prompt_tokens", 0)
+    cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+    return seconds, prompt, usage.get("completion_tokens", 0), prompt - cached
 
 
 def their_request(port: int, messages: list[Message], mode: str, tokens: int, _ends: list[int]):  # type: ignore[no-untyped-def]
@@ -62,7 +64,8 @@ def their_request(port: int, messages: list[Message], mode: str, tokens: int, _e
     }  # fmt: skip
     seconds, events = post_stream(port, "/completion", body)
     final = events[-1] if events else {}
-    return seconds, final.get("tokens_evaluated", 0), final.get("tokens_predicted", 0)
+    evaluated = (final.get("timings") or {}).get("prompt_n", 0)
+    return seconds, final.get("tokens_evaluated", 0), final.get("tokens_predicted", 0), evaluated
 
 
 def compare_servers(  # type: ignore[no-untyped-def]
@@ -82,7 +85,7 @@ def compare_servers(  # type: ignore[no-untyped-def]
     }  # fmt: skip
     ports = {"llama-server": theirs_port, "ours": ours_port}
     rounds: dict[str, dict[str, list[float]]] = {}
-    counts: dict[str, dict[str, tuple[int, int]]] = {}
+    counts: dict[str, dict[str, tuple[int, ...]]] = {}
     with (
         running(*_pinned(servers["llama-server"][0], args), theirs_port, log),
         running(*_pinned(servers["ours"][0], args), ours_port, log),
@@ -100,17 +103,18 @@ def compare_servers(  # type: ignore[no-untyped-def]
                             request(ports[server], m, mode, args.tokens, ends) for m in requests
                         ]
                         rounds.setdefault(key, {}).setdefault(server, []).append(
-                            sum(seconds for seconds, _, _ in done)
+                            sum(d[0] for d in done)
                         )
-                        counts.setdefault(key, {})[server] = (
-                            sum(d[1] for d in done), sum(d[2] for d in done)
+                        counts.setdefault(key, {})[server] = tuple(
+                            sum(d[i] for d in done) for i in (1, 3, 2)
                         )  # fmt: skip
     walls = {key: {s: statistics.median(v) for s, v in by.items()} for key, by in rounds.items()}
     lines = [f"{name}: serve, {args.tokens} tokens a reply, median wall seconds of "
-             f"{args.repeats} interleaved rounds (prompt / generated tokens a round)"]  # fmt: skip
+             f"{args.repeats} interleaved rounds (prompt / evaluated / generated tokens a "
+             "round)"]  # fmt: skip
     for key, by_server in walls.items():
         theirs = by_server["llama-server"]
-        cells = [f"{s} {w:.3f}s ({counts[key][s][0]}/{counts[key][s][1]})"
+        cells = [f"{s} {w:.3f}s ({'/'.join(map(str, counts[key][s]))})"
                  for s, w in by_server.items()]  # fmt: skip
         ratios = [f"{s} ÷ llama-server {w / theirs:.2f}"
                   for s, w in by_server.items() if s != "llama-server"]  # fmt: skip
