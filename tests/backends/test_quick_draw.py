@@ -79,6 +79,23 @@ def test_the_quick_draw_is_llama_cpps_draw(
         sampler.free()
 
 
+def test_a_seedless_draw_follows_the_chains_seed_also_after_a_reset(
+    evaluated: LlamaCppBackend,
+) -> None:
+    settings = GenerationSettings(seed=None, temperature=1.0)
+    sampler = Sampler(evaluated._native.vocab, settings, LlamaOptions(logit_bias=biases(evaluated)))
+    context = evaluated._native.context
+    try:
+        for _ in range(2):
+            seed = bindings.llama_sampler_get_seed(sampler._chain)
+            ours = [sampler.sample(context) for _ in range(DRAWS)]
+            assert ours == llama_cpp_draws(evaluated, 1.0, seed)
+            sampler.reset()  # llama.cpp draws a new seed for a chain given none
+        assert bindings.llama_sampler_get_seed(sampler._chain) != seed
+    finally:
+        sampler.free()
+
+
 def test_other_chains_keep_llama_cpps_draw(evaluated: LlamaCppBackend) -> None:
     vocab, context = evaluated._native.vocab, evaluated._native.context
     for settings, options in [

@@ -50,13 +50,14 @@ class QuickDraw:
         self._biases = np.array([bias for _, bias in biases], dtype=np.float32)
         self._temperature = np.float32(temperature)
         self._greedy = greedy
-        # The seed the chain's `dist` drew with (a random one when none was asked for).
-        self._seed = 0 if greedy else int(bindings.llama_sampler_get_seed(chain)) & 0xFFFFFFFF
-        self._rng = np.random.RandomState(self._seed)
+        self._seed_of = lambda: int(bindings.llama_sampler_get_seed(chain)) & 0xFFFFFFFF
+        self.reset()
 
     def reset(self) -> None:
-        """Back to the start of the random stream, as the chain's reset does."""
-        self._rng = np.random.RandomState(self._seed)
+        """The random stream from the chain's seed, after the chain's own reset (which draws a
+        new seed when none was asked for)."""
+        # The seed the chain's `dist` draws with (a random one when none was asked for).
+        self._rng = np.random.RandomState(0 if self._greedy else self._seed_of())
 
     def draw(self, context: Any, index: int) -> int:
         """The token for the logits of the batch's token `index`."""
