@@ -14,6 +14,7 @@ tokens/s of:
   D  bare loop + our sampler            C, each step followed by one draw of the sampler ours
                                         builds (end tokens banned; `quick_draw`)
   E  ours                               `LlamaCppBackend.stream` of 129 tokens (128 steps)
+  D' D at temperature 1 with llama.cpp's own `llama_sampler_sample` in place of our quick draw
 for greedy and gpt-oss's default sampling (temperature 1, top-p 1); then the sampler alone
 (µs a draw on one decode's logits, ours and llama.cpp's `llama_sampler_sample`). The steps
 between them say what each condition costs:
@@ -67,6 +68,9 @@ def rounds(args: argparse.Namespace, threads: int) -> tuple[dict[str, list[float
         for mode in MODES:
             runners[f"D bare + sampler, {mode}"] = lambda m=mode: bare.run(args.tokens, m)
             runners[f"E ours, {mode}"] = lambda m=mode: _ours(backend, short, args.tokens, m)
+        runners["D' bare + llama.cpp's draw, default"] = lambda: bare.run(
+            args.tokens, "default", True
+        )
         for run in runners.values():
             run()  # warm-up
         rates: dict[str, list[float]] = {name: [] for name in runners}
@@ -138,6 +142,9 @@ def report(rates: dict[str, list[float]], extra: dict) -> list[str]:
                      f"token), E÷D our Python loop {median[e] / median[d]:.3f}; sampler alone "
                      f"{extra['sampler_us'][mode]:.1f} µs a draw (llama.cpp's own "
                      f"{extra['sampler_us'][mode + ' native']:.1f})")  # fmt: skip
+    native, quick = names[-1], median["D bare + sampler, default"]
+    lines.append(f"  default, llama.cpp's draw: D'÷C {median[native] / median[c]:.3f}; "
+                 f"our quick draw ÷ it (D÷D') {quick / median[native]:.3f}")  # fmt: skip
     return lines
 
 

@@ -40,15 +40,18 @@ class Bare:
         settings = GenerationSettings(seed=1, **SAMPLING[mode])  # type: ignore[arg-type]
         return Sampler(self.backend._native.vocab, settings, LlamaOptions(logit_bias=self._ban))
 
-    def run(self, tokens: int, mode: str | None) -> tuple[float, float]:
+    def run(self, tokens: int, mode: str | None, native_draw: bool = False) -> tuple[float, float]:
         """Tokens/s of `tokens` one-token decodes after the prompt, by the clock and by this
         process's CPU time (`mode` None: no sampling, the tokens fed are the prompt's, cycled,
-        as llama-bench feeds arbitrary ones)."""
+        as llama-bench feeds arbitrary ones; `native_draw`: llama.cpp's `llama_sampler_sample`
+        through the chain, not our quick draw)."""
         b = native.lib()
         context = self._context or self.backend._native.context
         self.backend.cache.clear()
         b.llama_memory_clear(b.llama_get_memory(context), True)
         sampler = self.chain(mode) if mode else None
+        if sampler is not None and native_draw:
+            sampler._quick = None
         try:
             self._prompt(b, context)
             one = (b.llama_token * 1)(self.prompt[-1])

@@ -50,6 +50,10 @@ class QuickDraw:
         self._biases = np.array([bias for _, bias in biases], dtype=np.float32)
         self._temperature = np.float32(temperature)
         self._greedy = greedy
+        # One buffer of the vocabulary's size, reused: a new one each token costs as much as
+        # the arithmetic (fresh pages) and pushes the decode's data out of the caches.
+        self._buffer = np.empty(n_vocab, dtype=np.float32)
+        self._starts = np.arange(0, n_vocab, _BLOCK)
         self._seed_of = lambda: int(bindings.llama_sampler_get_seed(chain)) & 0xFFFFFFFF
         self.reset()
 
@@ -64,23 +68,25 @@ class QuickDraw:
         pointer = self._logits(context, index)
         scores = np.ctypeslib.as_array(pointer, shape=(self._n,))
         if self._ids.size:
-            scores = scores.copy()  # llama.cpp's own buffer stays as it is
+            np.copyto(self._buffer, scores)  # llama.cpp's own buffer stays as it is
+            scores = self._buffer
             np.add.at(scores, self._ids, self._biases)
         if self._greedy:
             return int(np.argmax(scores))
+        weights = self._buffer
         if self._temperature != 1.0:
-            scores = scores / self._temperature
-        weights = np.exp(scores - scores.max())
-        return self._pick(weights)
+            np.divide(scores, self._temperature, out=weights)
+            scores = weights
+        np.subtract(scores, scores.max(), out=weights)
+        return self._pick(np.exp(weights, out=weights))
 
     def _pick(self, weights: np.ndarray) -> int:
         """The first token whose running sum of `weights` reaches a uniform share of them."""
         low, high = (float(word) for word in self._rng.randint(0, 1 << 32, 2, dtype=np.uint32))
         uniform = min((low + high * _TWO_32) / (_TWO_32 * _TWO_32), 1.0 - 2.0**-53)
-        starts = np.arange(0, weights.size, _BLOCK)
-        running = np.cumsum(np.add.reduceat(weights, starts, dtype=np.float64))
+        running = np.cumsum(np.add.reduceat(weights, self._starts, dtype=np.float64))
         target = running[-1] * uniform
-        block = min(int(np.searchsorted(running, target)), starts.size - 1)
+        block = min(int(np.searchsorted(running, target)), self._starts.size - 1)
         before = running[block - 1] if block else 0.0
         part = weights[block * _BLOCK : (block + 1) * _BLOCK]
         inside = before + np.cumsum(part, dtype=np.float64)
