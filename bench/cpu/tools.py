@@ -26,11 +26,20 @@ SAMPLING = {
 SERVER_OFF = {"top_k": 0, "min_p": 0.0}
 
 
-def llama_bench(bin_dir: Path, model: Path, threads: int, repeats: int) -> dict[str, float]:
-    """llama-bench's pp512 and tg128 on the CPU (flash attention on, as our loader sets it)."""
+def llama_bench(
+    bin_dir: Path,
+    model: Path,
+    threads: int,
+    repeats: int,
+    tests: tuple[str, ...] = ("pp", "tg"),
+    depth: int = 0,
+) -> dict[str, float]:
+    """llama-bench's pp512 and/or tg128 on the CPU (flash attention on, as our loader sets it),
+    at `depth` (its context is then depth + 512 or depth + 128 cells)."""
     command = [
         str(bin_dir / "llama-bench"), "-m", str(model), "-t", str(threads), "-ngl", "0",
-        "-fa", "1", "-p", "512", "-n", "128", "-r", str(repeats), "-o", "json",
+        "-fa", "1", "-p", "512" if "pp" in tests else "0", "-n", "128" if "tg" in tests else "0",
+        "-d", str(depth), "-r", str(repeats), "-o", "json",
         *(("--repack", "0") if cpu_has_amx() else ()),
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=1800)

@@ -10,7 +10,8 @@ top-p / min-p / temperature / dist. A reply whose final message is held to a for
 of it then), so gpt-oss cannot end its reply with reasoning and no answer. Grammars
 (`LlamaOptions.grammar`, a structured reply's) are not a stage: `structured.gate.GrammarGate`
 checks the token the chain samples against them, and samples again under them only when it
-does not fit.
+does not fit. A plain chain on the CPU (biases, a temperature, greedy or dist) draws the same
+token in numpy instead (`quick_draw`), several times faster on gpt-oss's vocabulary.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from gptoss_local.backends.base import BackendError, GenerationSettings
 from gptoss_local.backends.llamacpp import native
 from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.llamacpp.quick_draw import QuickDraw, can_draw
 from gptoss_local.backends.llamacpp.structured import token_trie
 from gptoss_local.backends.llamacpp.structured.gate import Constraint, FinalHeaderWatch, GrammarGate
 from gptoss_local.backends.llamacpp.structured.race import Race, raceable
@@ -97,6 +99,15 @@ class Sampler:
         if on_backend and bindings.llama_set_sampler(context, sequence, self._chain):
             self._attached_to = context
             self.stages.append("on-backend")
+        # A plain chain that stays on the CPU draws in numpy (`quick_draw`): the same tokens.
+        self._quick: QuickDraw | None = None
+        if self._gate is None and not self._may_attach and can_draw(self.stages):
+            n_vocab = int(bindings.llama_vocab_n_tokens(vocab))
+            greedy = self.stages[-1] == "greedy"
+            self._quick = QuickDraw(
+                bindings, self._chain, n_vocab, biases, settings.temperature, greedy
+            )
+            self.stages.append("quick draw")
 
     @property
     def attached(self) -> bool:
@@ -109,9 +120,13 @@ class Sampler:
         native.lib().llama_sampler_reset(self._chain)
         if self._gate is not None:
             self._gate.reset()
+        if self._quick is not None:
+            self._quick.reset()
 
     def sample(self, context: Any, index: int = -1) -> int:
         """The next token from the logits of the batch's token `index` (-1: the last)."""
+        if self._quick is not None:
+            return self._quick.draw(context, index)
         if self._gate is None:
             return int(self._sample(self._chain, context, index))
         token = self._gate.sample(self._chain, context, index)

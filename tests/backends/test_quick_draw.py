@@ -1,0 +1,112 @@
+"""A plain chain on the CPU draws in numpy (`quick_draw`) exactly the tokens llama.cpp's own
+chain draws, on the tiny real model's logits: greedy, and the full distribution at several
+temperatures and seeds, with biases (a ban, a boost, one token biased twice); its random stream
+restarts with the sampler's reset; other chains keep llama.cpp's draw."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import llama_cpp.llama_cpp as bindings
+import pytest
+from engine_helpers import chat, open_tiny, prompt_tokens
+
+from gptoss_local.backends.base import GenerationSettings
+from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
+from gptoss_local.backends.llamacpp.options import LlamaOptions
+from gptoss_local.backends.llamacpp.sampling import Sampler
+
+DRAWS = 200
+
+
+@pytest.fixture(scope="module")
+def evaluated(tiny_gguf: Path) -> Iterator[LlamaCppBackend]:
+    """The tiny model with a prompt evaluated: its last logits in place."""
+    with open_tiny(tiny_gguf) as backend:
+        tokens = prompt_tokens(backend, chat("hello there, how are you?"))
+        array = (bindings.llama_token * len(tokens))(*tokens)
+        batch = bindings.llama_batch_get_one(array, len(tokens))
+        assert bindings.llama_decode(backend._native.context, batch) == 0
+        yield backend
+
+
+def biases(backend: LlamaCppBackend) -> tuple[tuple[int, float], ...]:
+    ended = backend.tokenize("<|return|>")[0]
+    return ((ended, float("-inf")), (40, 3.5), (41, -2.0), (40, 1.25))
+
+
+def llama_cpp_draws(backend: LlamaCppBackend, temperature: float, seed: int) -> list[int]:
+    """`DRAWS` tokens from a chain built here, drawn by llama.cpp's `llama_sampler_sample`."""
+    params = bindings.llama_sampler_chain_default_params()
+    chain = bindings.llama_sampler_chain_init(params)
+    n_vocab = bindings.llama_vocab_n_tokens(backend._native.vocab)
+    given = biases(backend)
+    array = (bindings.llama_logit_bias * len(given))(*given)
+    stages = [bindings.llama_sampler_init_logit_bias(n_vocab, len(given), array)]
+    if temperature <= 0:
+        stages.append(bindings.llama_sampler_init_greedy())
+    else:
+        if temperature != 1.0:
+            stages.append(bindings.llama_sampler_init_temp(temperature))
+        stages.append(bindings.llama_sampler_init_dist(seed))
+    for stage in stages:
+        bindings.llama_sampler_chain_add(chain, stage)
+    try:
+        context = backend._native.context
+        return [bindings.llama_sampler_sample(chain, context, -1) for _ in range(DRAWS)]
+    finally:
+        bindings.llama_sampler_free(chain)
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0, 0.7, 2.5])
+@pytest.mark.parametrize("seed", [1, 4242])
+def test_the_quick_draw_is_llama_cpps_draw(
+    evaluated: LlamaCppBackend, temperature: float, seed: int
+) -> None:
+    settings = GenerationSettings(seed=seed, temperature=temperature)
+    options = LlamaOptions(logit_bias=biases(evaluated))
+    sampler = Sampler(evaluated._native.vocab, settings, options)
+    try:
+        assert sampler.stages[-1] == "quick draw"
+        context = evaluated._native.context
+        ours = [sampler.sample(context) for _ in range(DRAWS)]
+        assert ours == llama_cpp_draws(evaluated, temperature, seed)
+        assert temperature <= 0 or len(set(ours)) > 10  # the draws do spread over the vocabulary
+        sampler.reset()
+        assert [sampler.sample(context) for _ in range(20)] == ours[:20]
+    finally:
+        sampler.free()
+
+
+def test_a_seedless_draw_follows_the_chains_seed_also_after_a_reset(
+    evaluated: LlamaCppBackend,
+) -> None:
+    settings = GenerationSettings(seed=None, temperature=1.0)
+    sampler = Sampler(evaluated._native.vocab, settings, LlamaOptions(logit_bias=biases(evaluated)))
+    context = evaluated._native.context
+    try:
+        for _ in range(2):
+            seed = bindings.llama_sampler_get_seed(sampler._chain)
+            ours = [sampler.sample(context) for _ in range(DRAWS)]
+            assert ours == llama_cpp_draws(evaluated, 1.0, seed)
+            sampler.reset()  # llama.cpp draws a new seed for a chain given none
+        assert bindings.llama_sampler_get_seed(sampler._chain) != seed
+    finally:
+        sampler.free()
+
+
+def test_other_chains_keep_llama_cpps_draw(evaluated: LlamaCppBackend) -> None:
+    vocab, context = evaluated._native.vocab, evaluated._native.context
+    for settings, options in [
+        (GenerationSettings(seed=1, top_k=40), LlamaOptions()),
+        (GenerationSettings(seed=1, presence_penalty=0.5), LlamaOptions()),
+        (GenerationSettings(seed=1), LlamaOptions(backend_sampling=True)),  # may join the graph
+    ]:
+        sampler = Sampler(vocab, settings, options, context)
+        try:
+            assert "quick draw" not in sampler.stages
+            if not sampler.attached:  # an attached chain samples in the next decode
+                sampler.sample(context)
+        finally:
+            sampler.free()
