@@ -14,6 +14,7 @@ from gptoss_local.conversation import AssistantDraft
 from gptoss_local.events import AnswerDelta, Event, PreambleDelta, ReasoningDelta, ToolCall
 from gptoss_local.harmony.names import ToolNames
 from gptoss_local.serve.api_request import ApiRequest
+from gptoss_local.serve.coalesce import coalesced
 from gptoss_local.serve.generation import Generation
 from gptoss_local.urls import OURS_FIELD
 
@@ -91,7 +92,7 @@ class ChatReply:
         """The reply as stream chunks, the last one (with `include_usage`) carrying usage."""
         yield self._chunk({"role": "assistant", "content": ""})
         calls = 0
-        for event in events:
+        for event in coalesced(events) if self.asked.ours else events:
             if isinstance(event, ReasoningDelta):
                 yield self._chunk({"reasoning_content": event.text})
             elif isinstance(event, (AnswerDelta, PreambleDelta)):

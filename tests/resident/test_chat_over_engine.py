@@ -111,3 +111,17 @@ def test_two_chats_and_a_run_share_one_engine(
         state = backends[0].ours.state() if backends[0].ours else None
         assert state is not None and state["loads"] == 1
         assert "POST /gptoss-local/prefill" not in served.log()  # none was asked here
+
+
+def test_our_client_gets_the_same_reply_in_fewer_pieces(tiny_gguf: Path) -> None:
+    """Over our engine the client's text comes joined (`serve.coalesce`), the same text and
+    counts as the model in process writes, and the first text still alone."""
+    request = ReplyRequest(Conversation(messages=(Message("user", "tell me about the sea"),)),
+                           GenerationSettings(max_tokens=200, temperature=0.0, seed=1))  # fmt: skip
+    with resident_server(tiny_gguf, keep_alive=-1) as served:
+        here = served.resident.stream(request).drain()
+        there = _client(served, "chat-a").stream(request).drain()
+    text = [[e.text for e in events if hasattr(e, "text")] for events, _stats in (here, there)]
+    assert "".join(text[1]) == "".join(text[0]) and text[1][0] == text[0][0]
+    assert here[1].generated_tokens == there[1].generated_tokens == 200
+    assert len(text[1]) < len(text[0])
