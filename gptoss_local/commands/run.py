@@ -158,10 +158,10 @@ def _answer(
 
 
 def _stream(
-    loop: ToolLoop, request: ReplyRequest, args: argparse.Namespace, names: ToolNames
+    loop: ToolLoop, request: ReplyRequest, args: argparse.Namespace, names: ToolNames | None = None
 ) -> int:
     """Write the run's events (a `--tools` function's call by the name the file gives it,
-    `names`); the exit code."""
+    `names`, when a file gave any); the exit code."""
     fmt = request.response_format
     cancel = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_args: _interrupt(cancel))
@@ -172,7 +172,7 @@ def _stream(
     citations: tuple[Citation, ...] = ()
     try:
         for event in loop.run(request, cancel):
-            if isinstance(event, ToolCall):
+            if names is not None and isinstance(event, ToolCall):
                 event = replace(event, name=names.called(event.name))
             if isinstance(event, ReplyEnded):
                 stats, answer, turn = event.stats, "".join(turn), []

@@ -38,11 +38,12 @@ class NameRule:
             raise ValueError(f"{what} name {name!r} must be {self.words}")
 
 
-_SAFE_CHARACTERS = "letters, digits, underscores, hyphens or dots"
-# OpenAI's `^[a-zA-Z0-9_-]{1,64}$`, with the dots of MCP tool names (`fs.read`) besides.
-OPENAI_NAMES = NameRule(re.compile(r"[A-Za-z0-9_.-]{1,64}"), f"1 to 64 {_SAFE_CHARACTERS}")
-# Anthropic's `^[a-zA-Z0-9_-]{1,128}$`, with dots likewise.
-ANTHROPIC_NAMES = NameRule(re.compile(r"[A-Za-z0-9_.-]{1,128}"), f"1 to 128 {_SAFE_CHARACTERS}")
+# OpenAI's `^[a-zA-Z0-9_-]{1,64}$` and Anthropic's `{1,128}`, with the dots of MCP tool names
+# (`fs.read`) besides, and no cap on the length: a local server need not refuse a long name
+# (an MCP tool's full name runs long), and the model is shown any length.
+OPENAI_NAMES = ANTHROPIC_NAMES = NameRule(
+    re.compile(r"[A-Za-z0-9_.-]+"), "letters, digits, underscores, hyphens or dots"
+)
 # Ollama takes any name.
 ANY_NAME = NameRule(re.compile(r".+", re.DOTALL), "a non-empty string")
 

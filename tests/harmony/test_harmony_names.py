@@ -70,11 +70,9 @@ def test_calls_map_back_by_namespace() -> None:
 @pytest.mark.parametrize(
     ("rule", "name", "words"),
     [
-        (OPENAI_NAMES, "x" * 65, "1 to 64 letters"),
-        (OPENAI_NAMES, "get weather", "1 to 64 letters"),
-        (OPENAI_NAMES, "", "1 to 64 letters"),
-        (ANTHROPIC_NAMES, "x" * 129, "1 to 128 letters"),
-        (ANTHROPIC_NAMES, "a/b", "1 to 128 letters"),
+        (OPENAI_NAMES, "get weather", "letters, digits"),
+        (OPENAI_NAMES, "", "letters, digits"),
+        (ANTHROPIC_NAMES, "a/b", "letters, digits"),
         (ANY_NAME, "", "a non-empty string"),
     ],
 )
@@ -85,7 +83,7 @@ def test_names_an_api_refuses_are_refused_by_its_rule(rule: object, name: str, w
 
 
 def test_names_an_api_takes_are_served() -> None:
-    assert ToolNames(["x" * 64], OPENAI_NAMES).model("x" * 64) == "x" * 64
+    assert ToolNames(["x" * 300], OPENAI_NAMES).model("x" * 300) == "x" * 300
     assert ToolNames([], ANTHROPIC_NAMES).model("a-" * 64) == "a_" * 64
     assert ToolNames([], ANY_NAME).model("read file") == "read_file"
 
@@ -99,7 +97,7 @@ def test_a_tool_read_with_the_names_has_the_safe_name_and_renders_as_an_identifi
     plain = function_tool({"name": "get_weather", "description": "W."}, 0)
     assert tool == plain
     assert render_prompt([], tools=[tool]) == render_prompt([], tools=[plain])
-    with pytest.raises(ValueError, match="cannot be offered: tool name 'a b' must be 1 to 64"):
+    with pytest.raises(ValueError, match="cannot be offered: tool name 'a b' must be letters"):
         function_tool({"name": "a b"}, 0, names)
 
 

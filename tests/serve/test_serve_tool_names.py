@@ -261,9 +261,9 @@ def test_a_call_in_the_history_to_a_tool_no_longer_offered_keeps_its_own_safe_na
 
 
 REFUSED = {  # a name each API refuses, and the words of the refusal
-    "chat": ("x" * 65, "1 to 64 letters"),
-    "responses": ("get weather", "1 to 64 letters"),
-    "messages": ("x" * 129, "1 to 128 letters"),
+    "chat": ("get weather", "letters, digits"),
+    "responses": ("get weather", "letters, digits"),
+    "messages": ("a/b", "letters, digits"),
     "ollama": ("", 'needs a "name"'),
 }
 
@@ -278,8 +278,8 @@ def test_a_name_the_api_refuses_is_a_400_in_its_own_shape(served: Running, diale
 
 
 @pytest.mark.parametrize("dialect", ["chat", "responses", "messages"])
-def test_a_long_name_the_api_takes_is_served(served: Running, dialect: str) -> None:
-    longest = 64 if dialect != "messages" else 128
+def test_a_long_name_is_served(served: Running, dialect: str) -> None:
+    longest = 200  # past OpenAI's 64 and Anthropic's 128: a local server takes it
     name = "a-" * (longest // 2)
     api = DIALECTS[dialect]
     status, raw = post(served, api.path, api.body([name], [], False))
