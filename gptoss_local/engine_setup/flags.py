@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -89,7 +90,28 @@ def _common_args(plan: InstallPlan, nvcc: Path, machine: Machine) -> tuple[str, 
     host = toolkit.cxx_compiler(machine.windows, machine.find)
     if host and not machine.windows:
         args.append(f"-DCMAKE_CUDA_HOST_COMPILER={_p(Path(host))}")
+        compiler = machine.env.get("CXX") or host  # what CMake builds the C++ with
+        if _static_libstdcxx_only(compiler, machine):
+            plan.notes.append(
+                _(
+                    "The C++ compiler {compiler} has only the static libstdc++: each library of "
+                    "the engine would carry a copy of its own, which can crash llama.cpp while "
+                    "it loads a model. If the engine crashes, install again with CXX set to a "
+                    "compiler that has the shared libstdc++ (the system's g++)."
+                ).format(compiler=compiler)
+            )
     return tuple(args)
+
+
+def _static_libstdcxx_only(compiler: str, machine: Machine) -> bool:
+    """Whether `compiler` finds no shared libstdc++ (it answers the bare name when it has
+    none): a GCC built with only the archive. Two copies of libstdc++ in one process crashed
+    llama.cpp's std::regex on the GPU machine (bench/RESULTS.md, one card as a device list)."""
+    try:
+        found = machine.run([compiler, "-print-file-name=libstdc++.so"]).strip()
+    except (OSError, subprocess.SubprocessError):
+        return False  # a compiler that does not answer: the build will say what is wrong
+    return found == "libstdc++.so"
 
 
 def _with_build_env(plan: InstallPlan, env: dict[str, str], machine: Machine) -> dict[str, str]:

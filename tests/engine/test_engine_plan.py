@@ -228,3 +228,23 @@ def test_windows_pip_toolkit_makes_cublas_import_libraries_and_builds_with_ninja
     assert f"-DCUDA_cuda_driver_LIBRARY={tree}/lib/x64/cuda.lib" in plan.cmake_args
     assert plan.env["CMAKE_GENERATOR"] == "Ninja"
     assert plan.cuda_lib_dirs == (f"{tree}/bin/x86_64",)
+
+
+@pytest.mark.parametrize(
+    ("answer", "warned"), [("libstdc++.so", True), ("/usr/lib/gcc/x86_64/13/libstdc++.so", False)]
+)
+def test_a_compiler_with_only_the_static_libstdcxx_is_named(
+    tmp_path: Path, answer: str, warned: bool
+) -> None:
+    asked: list[list[str]] = []
+
+    def run(argv: list[str]) -> str:
+        asked.append(argv)
+        return answer + "\n" if argv[-1] == "-print-file-name=libstdc++.so" else "release 12.4"
+
+    env = {"PATH": "/usr/bin", "CXX": "/opt/gcc/bin/g++"}
+    plan = make_plan(target(tmp_path), pc([card("4090")]), machine=machine(run=run, env=env))
+    assert ["/opt/gcc/bin/g++", "-print-file-name=libstdc++.so"] in asked  # CXX, as CMake
+    notes = [n for n in plan.notes if "only the static libstdc++" in n]
+    assert bool(notes) is warned and plan.problems == []
+    assert not notes or "/opt/gcc/bin/g++" in notes[0]
