@@ -10,6 +10,7 @@ from resident_helpers import resident_server
 from tui_fixtures import fixture_app_on, fixture_history
 from tui_helpers import AppOn, screen_lines, send_and_wait, wait_for_model
 
+from gptoss_local.backends.base import GenerationSettings
 from gptoss_local.backends.openai.backend import OpenAIClientBackend
 from gptoss_local.tui.status import StatusBar, lines
 
@@ -21,7 +22,11 @@ async def test_the_bar_over_the_engine_keeps_to_one_line_of_80_columns(
 ) -> None:
     with resident_server(tiny_gguf, keep_alive=-1) as served:
         url = f"http://127.0.0.1:{served.port}/v1"
-        app = app_on(lambda _progress: OpenAIClientBackend(url, "tiny", None, "chat 1"))
+        # A seeded draw: an unseeded one may end the reply at its first token, with no text to time.
+        app = app_on(
+            lambda _progress: OpenAIClientBackend(url, "tiny", None, "chat 1"),
+            generation=GenerationSettings(seed=1),
+        )
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_for_model(pilot)
             bar = app.query_one(StatusBar)
