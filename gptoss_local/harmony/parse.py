@@ -112,6 +112,11 @@ class HarmonyStreamParser:
         self._fed(by_token=True)
         if not control:
             text = self._decoder.decode(piece) if isinstance(piece, bytes) else piece
+            if self._plain_text_next():  # most tokens of a reply: no scan for markers
+                out: list[Event] = []
+                if text:
+                    self._on_text(text.replace("<", ESCAPED_LT), out)
+                return out
             return self._take(text.replace("<", ESCAPED_LT))
         # A character cut off by a control token can no longer be completed.
         text = self._decoder.decode(b"", final=True).replace("<", ESCAPED_LT)
@@ -158,6 +163,18 @@ class HarmonyStreamParser:
             self._by_token = by_token
         elif self._by_token != by_token:
             raise ValueError("feed a parser either text (feed) or tokens (feed_token), not both")
+
+    def _plain_text_next(self) -> bool:
+        """Whether an ordinary token's text goes straight to the open message: inside one
+        opened by a real header (where no leaked header word is looked for), nothing held
+        back. Its `<` escaped, such text holds no marker nor the start of one, so scanning it
+        would find none (`_drain`)."""
+        return (
+            self._mode == "content"
+            and not self._pending
+            and not self._finished
+            and not (self._stripped and self._kind == "reasoning")
+        )
 
     def _take(self, text: str) -> list[Event]:
         if self._finished or self._mode == "done":

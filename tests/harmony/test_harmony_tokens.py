@@ -131,3 +131,15 @@ def test_text_and_tokens_do_not_mix() -> None:
     other.feed("text")
     with pytest.raises(ValueError, match="not both"):
         other.feed_token("x", control=False)
+
+
+def test_a_leaked_header_word_split_over_tokens_inside_a_header_less_message() -> None:
+    # The header is read back as text at the line break; inside that message (opened by a
+    # leaked word, not a real header) every token is still scanned for the next leaked word,
+    # whichever tokens it is cut into.
+    text = "analysisThinking about it.\nStill thinking assistantfinalHello there"
+    expected = [R("Thinking about it.\nStill thinking "), A("Hello there")]
+    assert feed(tokens_of(text)) == [*expected, TurnEnded("truncated")]
+    rng = random.Random(7)
+    for _ in range(10):
+        assert feed(tokens_of(text, rng)) == [*expected, TurnEnded("truncated")]

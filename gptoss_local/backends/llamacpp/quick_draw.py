@@ -5,7 +5,10 @@ in numpy from llama.cpp's logits, the token its chain would draw.
 takes the softmax and the running sum in scalar loops: on gpt-oss's 201k-token vocabulary
 0.2 ms a token greedy and 1.6 ms with temperature 1 on a 2-core VM, against 1-2 % and ~10 % of
 a small model's decode step there (bench/cpu/gap.py). Here: an argmax over the logits, or the
-softmax vectorised and the running sum found block by block.
+softmax vectorised and the running sum found block by block. Right after a decode the caches
+hold the model's weights, not this code's data, and each numpy call costs 3-5 times what it
+costs warm: so few calls a token (llama.cpp's row viewed in place, bans set rather than added,
+the random numbers taken 64 at a time).
 
 The same token as the chain's: the biases are added in their order (`np.add.at`), the greedy
 pick is the first highest logit, and the draw's uniform number comes from the same stream
@@ -18,13 +21,15 @@ libm's in the last bit: a draw lands on a neighbour only within such a sliver.
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any
 
 import numpy as np
 
 STAGES = frozenset({"logit_bias", "temp", "greedy", "dist"})
-_BLOCK = 4096  # tokens a partial sum covers while searching for the drawn one
+_BLOCK = 1024  # tokens a partial sum covers while searching for the drawn one
 _TWO_32 = 4294967296.0
+_AHEAD = 64  # uniform numbers taken from the stream at a time (one call, not one a token)
 
 
 def can_draw(stages: list[str]) -> bool:
@@ -44,10 +49,21 @@ class QuickDraw:
         temperature: float,
         greedy: bool,
     ) -> None:
-        self._logits = bindings.llama_get_logits_ith
+        # The row's address as a plain int (the bindings' own function returns a ctypes pointer,
+        # which numpy wraps in ~15 µs): a view is made once per address the rows live at.
+        self._row = bindings._lib["llama_get_logits_ith"]
+        self._row.argtypes, self._row.restype = [ctypes.c_void_p, ctypes.c_int32], ctypes.c_void_p
+        self._address, self._view = 0, np.empty(0, dtype=np.float32)
         self._n = n_vocab
-        self._ids = np.array([token for token, _ in biases], dtype=np.int64)
+        ids = [token for token, _ in biases]
+        self._ids = np.array(ids, dtype=np.int64)
         self._biases = np.array([bias for _, bias in biases], dtype=np.float32)
+        # Biases on distinct tokens add as one indexed sum (`np.add.at` costs ~10 µs a token);
+        # bans alone also let greedy take the argmax of llama.cpp's own row, uncopied.
+        self._distinct = len(set(ids)) == len(ids)
+        self._banned = (
+            frozenset(ids) if self._biases.size and np.all(self._biases == -np.inf) else None
+        )
         self._temperature = np.float32(temperature)
         self._greedy = greedy
         # One buffer of the vocabulary's size, reused: a new one each token costs as much as
@@ -62,28 +78,69 @@ class QuickDraw:
         new seed when none was asked for)."""
         # The seed the chain's `dist` draws with (a random one when none was asked for).
         self._rng = np.random.RandomState(0 if self._greedy else self._seed_of())
+        self._uniforms: list[float] = []
+        self._next = 0
+
+    def _uniform(self) -> float:
+        """The stream's next number in [0, 1), as `generate_canonical` makes it of two words
+        (the same numbers whether taken one or `_AHEAD` at a time: each takes two words)."""
+        if self._next == len(self._uniforms):
+            words = self._rng.randint(0, 1 << 32, 2 * _AHEAD, dtype=np.uint32).astype(np.float64)
+            numbers = (words[0::2] + words[1::2] * _TWO_32) / (_TWO_32 * _TWO_32)
+            self._uniforms, self._next = np.minimum(numbers, 1.0 - 2.0**-53).tolist(), 0
+        self._next += 1
+        return self._uniforms[self._next - 1]
 
     def draw(self, context: Any, index: int) -> int:
         """The token for the logits of the batch's token `index`."""
-        pointer = self._logits(context, index)
-        scores = np.ctypeslib.as_array(pointer, shape=(self._n,))
-        if self._ids.size:
-            np.copyto(self._buffer, scores)  # llama.cpp's own buffer stays as it is
-            scores = self._buffer
-            np.add.at(scores, self._ids, self._biases)
+        scores = self._scores(context, index)
         if self._greedy:
-            return int(np.argmax(scores))
-        weights = self._buffer
-        if self._temperature != 1.0:
-            np.divide(scores, self._temperature, out=weights)
-            scores = weights
-        np.subtract(scores, scores.max(), out=weights)
+            if not self._ids.size or self._banned is not None:
+                token = int(np.argmax(scores))  # llama.cpp's row, uncopied
+                if self._banned is None or token not in self._banned:
+                    return token  # the first highest is allowed: the first highest allowed
+            return int(np.argmax(self._biased(scores, scaled=False)))
+        weights = self._biased(scores, scaled=True)
+        np.subtract(weights, weights.max(), out=weights)
         return self._pick(np.exp(weights, out=weights))
+
+    def _biased(self, scores: np.ndarray, scaled: bool) -> np.ndarray:
+        """The row with the biases added, then divided by the temperature when `scaled`, in
+        the buffer (llama.cpp's own row stays as it is)."""
+        weights = self._buffer
+        divide = scaled and self._temperature != 1.0
+        if not self._ids.size or self._banned is not None:
+            # A ban makes a score -inf before the division and after it alike: the row is
+            # divided or copied into the buffer in one pass, the banned set there.
+            if divide:
+                np.divide(scores, self._temperature, out=weights)
+            else:
+                np.copyto(weights, scores)
+            if self._banned is not None:
+                weights[self._ids] = -np.inf
+            return weights
+        np.copyto(weights, scores)
+        if self._distinct:
+            weights[self._ids] += self._biases
+        else:
+            np.add.at(weights, self._ids, self._biases)  # in order, as the chain adds them
+        if divide:
+            np.divide(weights, self._temperature, out=weights)
+        return weights
+
+    def _scores(self, context: Any, index: int) -> np.ndarray:
+        """llama.cpp's logits row for the batch's token `index`, viewed in place."""
+        address = self._row(context, index)
+        if not address:
+            raise RuntimeError(f"llama.cpp has no logits for output {index}")
+        if address != self._address:
+            row = (ctypes.c_float * self._n).from_address(address)
+            self._address, self._view = address, np.ctypeslib.as_array(row)
+        return self._view
 
     def _pick(self, weights: np.ndarray) -> int:
         """The first token whose running sum of `weights` reaches a uniform share of them."""
-        low, high = (float(word) for word in self._rng.randint(0, 1 << 32, 2, dtype=np.uint32))
-        uniform = min((low + high * _TWO_32) / (_TWO_32 * _TWO_32), 1.0 - 2.0**-53)
+        uniform = self._uniform()
         running = np.cumsum(np.add.reduceat(weights, self._starts, dtype=np.float64))
         target = running[-1] * uniform
         block = min(int(np.searchsorted(running, target)), self._starts.size - 1)
