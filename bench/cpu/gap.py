@@ -23,6 +23,7 @@ E÷D our Python loop. Every runner uses the same thread count (the loader's choi
 --threads), flash attention on, f16 cache, no sliding-window cells kept beyond the window.
 
 Run: python bench/cpu/gap.py --bin BIN_DIR MODEL.gguf [--rounds 11] [--out FILE.txt]
+     python bench/cpu/gap.py --report FILE.json --bin ANY   (the report of a saved run again)
 """
 
 from __future__ import annotations
@@ -145,7 +146,18 @@ def report(rates: dict[str, list[float]], extra: dict) -> list[str]:
     native, quick = names[-1], median["D bare + sampler, default"]
     lines.append(f"  default, llama.cpp's draw: D'÷C {median[native] / median[c]:.3f}; "
                  f"our quick draw ÷ it (D÷D') {quick / median[native]:.3f}")  # fmt: skip
+    # Each round's ratio to B, then their median: load that slows one round slows both sides.
+    paired = {name: statistics.median(x / y for x, y in zip(rates[name], rates[b], strict=True))
+              for name in names if name != b}  # fmt: skip
+    lines.append("paired (the median of each round's ratio to B): "
+                 + ", ".join(f"{name.split(' ')[0]}{_mode(name)} {ratio:.3f}"
+                             for name, ratio in paired.items()))  # fmt: skip
     return lines
+
+
+def _mode(name: str) -> str:
+    """A runner's sampling mode as a suffix (" greedy"), if it has one."""
+    return f" {name.rsplit(', ', 1)[1]}" if ", " in name and name[0] in "DE" else ""
 
 
 def main() -> None:
@@ -159,7 +171,15 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=4096)
     parser.add_argument("--threads", type=int, default=0, help="0: the loader's choice")
     parser.add_argument("--out", type=Path, help="also write the report here (and .json beside)")
+    parser.add_argument(
+        "--report", action="store_true", help="print the report of MODEL, a saved .json, again"
+    )
     args = parser.parse_args()
+    if args.report:
+        raw = json.loads(args.model.read_text())
+        print("\n".join(["by the clock (wall time):", *report(raw["rates"], raw),
+                         "by CPU time:", *report(raw["cpu"], raw)]))  # fmt: skip
+        return
     threads = args.threads or default_threads()
     head = [
         "command: python bench/cpu/gap.py " + " ".join(sys.argv[1:]),
