@@ -100,6 +100,16 @@ class QuickDraw:
                 if self._banned is None or token not in self._banned:
                     return token  # the first highest is allowed: the first highest allowed
             return int(np.argmax(self._biased(scores, scaled=False)))
+        weights = self._buffer
+        if self._temperature == 1.0 and (not self._ids.size or self._banned is not None):
+            # gpt-oss's default: the row is shifted into the buffer by its highest allowed
+            # score in one pass (no copy first), the banned set to -inf there.
+            top = int(np.argmax(scores))
+            if self._banned is None or top not in self._banned:
+                np.subtract(scores, scores[top], out=weights)
+                if self._banned is not None:
+                    weights[self._ids] = -np.inf
+                return self._pick(np.exp(weights, out=weights))
         weights = self._biased(scores, scaled=True)
         np.subtract(weights, weights.max(), out=weights)
         return self._pick(np.exp(weights, out=weights))
