@@ -96,15 +96,15 @@ class QuickDraw:
         scores = self._scores(context, index)
         if self._greedy:
             if not self._ids.size or self._banned is not None:
-                token = int(np.argmax(scores))  # llama.cpp's row, uncopied
+                token = int(scores.argmax())  # llama.cpp's row, uncopied
                 if self._banned is None or token not in self._banned:
                     return token  # the first highest is allowed: the first highest allowed
-            return int(np.argmax(self._biased(scores, scaled=False)))
+            return int(self._biased(scores, scaled=False).argmax())
         weights = self._buffer
         if self._temperature == 1.0 and (not self._ids.size or self._banned is not None):
             # gpt-oss's default: the row is shifted into the buffer by its highest allowed
             # score in one pass (no copy first), the banned set to -inf there.
-            top = int(np.argmax(scores))
+            top = int(scores.argmax())
             if self._banned is None or top not in self._banned:
                 np.subtract(scores, scores[top], out=weights)
                 if self._banned is not None:
