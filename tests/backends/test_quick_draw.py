@@ -16,7 +16,7 @@ import llama_cpp.llama_cpp as bindings
 import pytest
 from engine_helpers import chat, open_tiny, prompt_tokens
 
-from gptoss_local.backends.base import GenerationSettings
+from gptoss_local.backends.base import BackendError, GenerationSettings
 from gptoss_local.backends.llamacpp.backend import LlamaCppBackend
 from gptoss_local.backends.llamacpp.options import LlamaOptions
 from gptoss_local.backends.llamacpp.sampling import Sampler
@@ -173,3 +173,13 @@ def test_the_quick_draw_reads_every_row_of_a_batch(tiny_gguf: Path) -> None:
             assert ours == theirs and len(set(ours)) > 1, (ours, theirs)
         finally:
             bindings.llama_batch_free(batch)
+
+
+def test_a_row_llama_cpp_does_not_have_is_a_clear_error(evaluated: LlamaCppBackend) -> None:
+    settings = GenerationSettings(seed=1, temperature=0.0)
+    sampler = Sampler(evaluated._native.vocab, settings, LlamaOptions())
+    try:
+        with pytest.raises(BackendError, match="no logits"):
+            sampler.sample(evaluated._native.context, 999)  # the prompt had one output row
+    finally:
+        sampler.free()

@@ -26,6 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from gptoss_local.backends.base import BackendError
+from gptoss_local.i18n import _
+
 STAGES = frozenset({"logit_bias", "temp", "greedy", "dist"})
 _BLOCK = 1024  # tokens a partial sum covers while searching for the drawn one
 _TWO_32 = 4294967296.0
@@ -142,7 +145,7 @@ class QuickDraw:
         """llama.cpp's logits row for the batch's token `index`, viewed in place."""
         address = self._row(context, index)
         if not address:
-            raise RuntimeError(f"llama.cpp has no logits for output {index}")
+            raise BackendError(_("llama.cpp has no logits for the reply's next token"))
         if address != self._address:
             row = (ctypes.c_float * self._n).from_address(address)
             self._address, self._view = address, np.ctypeslib.as_array(row)
