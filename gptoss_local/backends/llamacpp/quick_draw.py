@@ -58,9 +58,9 @@ class QuickDraw:
         self._row.argtypes, self._row.restype = [ctypes.c_void_p, ctypes.c_int32], ctypes.c_void_p
         self._address, self._view = 0, np.empty(0, dtype=np.float32)
         self._n = n_vocab
-        ids = [token for token, _ in biases]
+        ids = [token for token, _bias in biases]
         self._ids = np.array(ids, dtype=np.int64)
-        self._biases = np.array([bias for _, bias in biases], dtype=np.float32)
+        self._biases = np.array([bias for _token, bias in biases], dtype=np.float32)
         # Biases on distinct tokens add as one indexed sum (`np.add.at` costs ~10 µs a token);
         # bans alone also let greedy take the argmax of llama.cpp's own row, uncopied.
         self._distinct = len(set(ids)) == len(ids)
