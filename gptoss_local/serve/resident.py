@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gptoss_local.backends.base import Backend, BackendInfo, Capabilities, Reply, ReplyRequest
@@ -83,6 +84,7 @@ class ResidentBackend:
         self.loads = 0
         self._closed = False
         self._switching: str | None = None  # the model a switch loads (`swap`)
+        self.path: Path | None = None  # the last loaded model's file, as its backend names it
         if shape is not None and not load_now:
             self._info, self.capabilities = shape
             return
@@ -261,6 +263,7 @@ class ResidentBackend:
                 backend.close()
                 raise RuntimeError("the resident model was closed")
             self._backend, self.loads = backend, self.loads + 1
+            self.path = getattr(backend, "path", None)  # Ollama's listing reads the file
             self._info, self.capabilities = backend.info(), backend.capabilities
         return backend
 

@@ -31,3 +31,20 @@ def test_ps_preload_and_unload_follow_the_resident_model(tiny_gguf: Path) -> Non
         until(lambda: not served.state()["loaded"], "the model to be let go")
         assert client.ps().models == []
         assert served.state()["loads"] == loads + 1  # one load for all of it
+
+
+@pytest.mark.parametrize("load_now", [True, False])
+def test_the_model_list_describes_the_resident_models_file(tiny_gguf: Path, load_now: bool) -> None:
+    # As `gptoss-local serve` runs it: the client reads every entry (its dates too), and the
+    # file's facts are there once the model has been loaded (on demand: after the first load).
+    with resident_server(tiny_gguf, keep_alive=600, load_now=load_now) as served:
+        client = ollama.Client(host=f"http://127.0.0.1:{served.port}")
+        (before,) = client.list().models
+        assert before.model == "tiny" and before.modified_at is not None
+        client.generate(model="tiny", prompt="")  # loads it, if it was not
+        (entry,) = client.list().models
+        assert entry.size == tiny_gguf.stat().st_size and entry.digest
+        assert entry.details is not None and entry.details.quantization_level
+        assert entry.modified_at is not None
+        assert abs(entry.modified_at.timestamp() - tiny_gguf.stat().st_mtime) < 1
+        assert client.show("tiny").modified_at == entry.modified_at

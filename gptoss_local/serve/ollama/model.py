@@ -50,15 +50,16 @@ class ModelFacts:
         return str(self.parameters)
 
 
-def read_facts(path: Path | None, name: str) -> ModelFacts:
-    """The facts of the GGUF at `path` (None, or a file that cannot be read: the name's)."""
+def read_facts(path: Path | None, name: str, since: str = "") -> ModelFacts:
+    """The facts of the GGUF at `path` (None, or a file that cannot be read: the name's, and
+    `since` as the date: Ollama's clients read the date of every entry)."""
     if path is None:
-        return ModelFacts(family=_family(name))
+        return ModelFacts(modified_at=since, family=_family(name))
     try:
         info = check_gguf(path, expect_architecture=None)
         stat = path.stat()
     except (GgufError, OSError):
-        return ModelFacts(family=_family(name))
+        return ModelFacts(modified_at=since, family=_family(name))
     identity = f"{path.name}\0{stat.st_size}\0{stat.st_mtime_ns}".encode()
     when = datetime.fromtimestamp(stat.st_mtime, timezone.utc)
     return ModelFacts(
@@ -104,15 +105,20 @@ class ModelCard:
         self.names, self.context = names, context
         self._backend, self._lock = backend, threading.Lock()
         self._facts: ModelFacts | None = None
+        self._since = _rfc3339(datetime.now(timezone.utc))  # the date where no file tells one
 
     @property
     def facts(self) -> ModelFacts:
-        """The file's facts, read on the first ask."""
+        """The file's facts, read on the first ask that finds the file (a resident model
+        names it once it has been loaded; Ollama's engine never does)."""
         with self._lock:
-            if self._facts is None:
-                path = getattr(self._backend, "path", None)  # llama.cpp's file; Ollama's none
-                self._facts = read_facts(Path(path) if path else None, self.names[0])
-            return self._facts
+            if self._facts is not None:
+                return self._facts
+            path = getattr(self._backend, "path", None)  # llama.cpp's file; Ollama's none
+            facts = read_facts(Path(path) if path else None, self.names[0], self._since)
+            if path or not hasattr(self._backend, "path"):
+                self._facts = facts
+            return facts
 
     def details(self) -> dict[str, Any]:
         """The `details` of each listing."""
