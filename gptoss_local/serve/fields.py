@@ -109,17 +109,26 @@ def model_name(body: Body, known: Sequence[str]) -> str:
     return known[0]
 
 
+# OpenAI's names for less reasoning than low and more than high, as gpt-oss's nearest: apps
+# send "none" when their user turns thinking off (oterm does, through pydantic-ai), which
+# Ollama accepts; gpt-oss cannot stop reasoning, so the least it does is what they get.
+NEAREST: dict[str, Effort] = {"none": "low", "minimal": "low", "xhigh": "high"}
+
+
 def effort(value: Any, param: str, default: Effort) -> Effort:
-    """A reasoning effort; gpt-oss knows low, medium and high and cannot switch reasoning off."""
+    """A reasoning effort; gpt-oss knows low, medium and high and cannot switch reasoning off
+    (`NEAREST` takes OpenAI's other names)."""
     if value is None:
         return default
     for known in EFFORTS:
         if value == known:
             return known
+    if isinstance(value, str) and value in NEAREST:
+        return NEAREST[value]
     raise bad_request(
-        f"{param} must be one of {', '.join(EFFORTS)}, not {value!r} "
-        "(gpt-oss always reasons; low is the least)", param
-    )  # fmt: skip
+        f"{param} must be one of {', '.join(EFFORTS)} (or {', '.join(NEAREST)}), not {value!r}",
+        param,
+    )
 
 
 def sampling(
