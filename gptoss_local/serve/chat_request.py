@@ -53,7 +53,14 @@ class ChatReader(RequestReader):
 
     def effort(self, body: Body) -> Any:
         reasoning = body.mapping("reasoning") or {}
-        return body.data.get("reasoning_effort", reasoning.get("effort"))
+        # llama-server's and vLLM's knobs for the chat template, as apps made for them send.
+        template = body.mapping("chat_template_kwargs") or {}
+        off = "none" if template.get("enable_thinking") is False else None
+        for value in (body.data.get("reasoning_effort"), reasoning.get("effort"),
+                      template.get("reasoning_effort"), off):  # fmt: skip
+            if value is not None:
+                return value
+        return None
 
     def include_usage(self, body: Body) -> bool:
         return bool((body.mapping("stream_options") or {}).get("include_usage"))

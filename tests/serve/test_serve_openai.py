@@ -82,6 +82,13 @@ def test_the_effort_reaches_the_model(client: openai.OpenAI, served: Running) ->
     assert served.seen.settings[-1].effort == "low"
     client.responses.create(model="tiny", input="hi", reasoning={"effort": "xhigh"})
     assert served.seen.settings[-1].effort == "high"
+    # The chat template's knobs, as apps made for llama-server send them.
+    template = {"chat_template_kwargs": {"reasoning_effort": "high"}}
+    client.chat.completions.create(model="tiny", messages=hi(), extra_body=template)
+    assert served.seen.settings[-1].effort == "high"
+    template = {"chat_template_kwargs": {"enable_thinking": False}}
+    client.chat.completions.create(model="tiny", messages=hi(), extra_body=template)
+    assert served.seen.settings[-1].effort == "low"
     with pytest.raises(openai.BadRequestError, match="must be one of low, medium, high"):
         client.chat.completions.create(model="tiny", messages=hi(), reasoning_effort="huge")  # type: ignore[arg-type]
 
