@@ -50,7 +50,7 @@ class ModelFacts:
         return str(self.parameters)
 
 
-def read_facts(path: Path | None, name: str, since: str = "") -> ModelFacts:
+def read_facts(path: Path | None, name: str, since: str) -> ModelFacts:
     """The facts of the GGUF at `path` (None, or a file that cannot be read: the name's, and
     `since` as the date: Ollama's clients read the date of every entry)."""
     if path is None:
