@@ -1,7 +1,8 @@
 """pydantic-ai's OpenAI models against `serve`: `OpenAIChatModel` (Chat Completions) and
 `OpenAIResponsesModel` (Responses), each with an `OpenAIProvider` at the server: chat,
 streaming, a tool round trip, structured output (a tool forced with tool_choice "required", and
-`NativeOutput`'s JSON schema) and where the reasoning shows.
+`NativeOutput`'s JSON schema) and where the reasoning shows; and oterm's way in: the Ollama
+provider with thinking switched off.
 
 Where the reasoning shows: a `ThinkingPart` in the response's parts. Over Chat Completions its
 `content` is the message's `reasoning` or `reasoning_content` field (deltas alike). Over
@@ -134,3 +135,22 @@ async def test_streamed_reasoning_lands_where_the_whole_one_does(
         assert part.content == REASONING
     else:
         assert (part.content, part.provider_details) == ("", {"raw_content": [REASONING]})
+
+
+async def test_thinking_switched_off_as_oterm_asks_ollama_is_the_least_effort(
+    served: Running,
+) -> None:
+    # oterm's Ollama provider: pydantic-ai's Ollama profile, told the model thinks (as
+    # /api/show says), with its thinking switch off; pydantic-ai then sends
+    # reasoning_effort "none", which Ollama takes, and gpt-oss's least effort answers.
+    from pydantic_ai.profiles import ModelProfile, merge_profile
+    from pydantic_ai.providers.ollama import OllamaProvider
+
+    provider = OllamaProvider(base_url=served.url)
+    profile = merge_profile(
+        provider.model_profile("gpt-oss-tiny"), ModelProfile(supports_thinking=True)
+    )
+    model = OpenAIChatModel("gpt-oss-tiny", provider=provider, profile=profile)
+    result = await Agent(model).run(HI, model_settings={"thinking": False})
+    assert result.output == ANSWER
+    assert last_request(served).settings.effort == "low"
