@@ -57,6 +57,8 @@ def test_list_show_and_ps(served: Running) -> None:
     assert shown.capabilities == ["completion", "tools", "thinking"]
     assert shown.modelinfo is not None
     assert shown.modelinfo[f"{shown.modelinfo['general.architecture']}.context_length"] == 2048
+    # VS Code's Ollama provider names the model by its basename (the tiny file has none).
+    assert shown.modelinfo["general.basename"] == MODEL
     (loaded,) = client(served).ps().models
     assert loaded.model == MODEL and loaded.size == entry.size
 

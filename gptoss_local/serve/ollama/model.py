@@ -137,8 +137,10 @@ class ModelCard:
         """`/api/show`'s body."""
         f = self.facts
         arch = str(f.info.get("general.architecture") or f.family)
-        # The context the server runs, which bounds a request, rather than the trained one.
-        info = {**f.info, "general.architecture": arch, f"{arch}.context_length": self.context}
+        # The context the server runs, which bounds a request, rather than the trained one; a
+        # name where the file has none (VS Code's Ollama provider shows the basename).
+        info = {"general.basename": self.names[0], **f.info, "general.architecture": arch,
+                f"{arch}.context_length": self.context}  # fmt: skip
         return {"license": "", "modelfile": "", "parameters": f"num_ctx {self.context}",
                 "template": TEMPLATE, "details": self.details(), "model_info": info,
                 "capabilities": list(CAPABILITIES), "modified_at": f.modified_at}  # fmt: skip
